@@ -1,0 +1,30 @@
+import type { Role } from '../store/repository.ts';
+import { PermissionDeniedError } from '../errors/gateway-error.ts';
+
+/**
+ * The role matrix of DESIGN.md: which roles may perform each operation. Routes name
+ * their operation in `config.operation`; the auth hook is the one place that checks it.
+ */
+export const PERMISSIONS = {
+  'chat.create': { roles: ['admin', 'developer', 'app'], describe: 'create chat completions' },
+  'prompts.read': { roles: ['admin', 'developer'], describe: 'read prompts' },
+  'usage.read': { roles: ['admin', 'developer', 'auditor'], describe: 'read usage' },
+  'budgets.read': { roles: ['admin', 'developer', 'auditor'], describe: 'read budgets' },
+  'audit.read': { roles: ['admin', 'auditor'], describe: 'read the audit log' },
+} as const satisfies Record<string, { roles: readonly Role[]; describe: string }>;
+
+/** An operation a route performs. */
+export type Operation = keyof typeof PERMISSIONS;
+
+/** Who is calling: resolved from an API key (or, later, a JWT). */
+export interface Principal {
+  tenantId: string;
+  role: Role;
+  keyId: string;
+}
+
+/** Throws PermissionDeniedError unless the principal's role may perform the operation. */
+export function authorize(principal: Principal, operation: Operation): void {
+  const rule = PERMISSIONS[operation];
+  if (!(rule.roles as readonly Role[]).includes(principal.role)) throw new PermissionDeniedError(principal.role, rule.describe);
+}

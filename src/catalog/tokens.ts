@@ -1,0 +1,53 @@
+import { countTokens } from 'gpt-tokenizer';
+
+// OpenAI's chat format costs about 3 tokens per message plus 3 to prime the reply
+// (openai-cookbook, "How to count tokens with tiktoken").
+const TOKENS_PER_MESSAGE = 3;
+const TOKENS_PER_REPLY = 3;
+
+/** A message as far as token counting cares. */
+export interface CountableMessage {
+  role: string;
+  content?: unknown;
+  name?: unknown;
+}
+
+/** The text of a message's content: a string, or the text parts of an array. */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  let text = '';
+  for (const part of content) {
+    if (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string') text += (part as { text: string }).text;
+  }
+  return text;
+}
+
+/** Tokens of a text with the o200k tokenizer. */
+export function countTextTokens(text: string): number {
+  return text.length === 0 ? 0 : countTokens(text);
+}
+
+/** Prompt tokens of a chat request, counted with the tokenizer. */
+export function countPromptTokens(messages: readonly CountableMessage[]): number {
+  let total = TOKENS_PER_REPLY;
+  for (const message of messages) {
+    total += TOKENS_PER_MESSAGE + countTextTokens(message.role) + countTextTokens(contentText(message.content));
+    if (typeof message.name === 'string') total += countTextTokens(message.name) + 1;
+  }
+  return total;
+}
+
+/**
+ * An upper bound on the prompt tokens without running the tokenizer: a BPE token covers
+ * at least one byte, so the UTF-8 length bounds the count. Used to skip counting when
+ * even the bound fits the context window.
+ */
+export function promptTokensUpperBound(messages: readonly CountableMessage[]): number {
+  let total = TOKENS_PER_REPLY;
+  for (const message of messages) {
+    total += TOKENS_PER_MESSAGE + Buffer.byteLength(message.role) + Buffer.byteLength(contentText(message.content));
+    if (typeof message.name === 'string') total += Buffer.byteLength(message.name) + 1;
+  }
+  return total;
+}

@@ -1,0 +1,27 @@
+import type { Principal } from '../auth/roles.ts';
+import type { CompletionJob } from '../queue/completion-job.ts';
+import type { ChatCompletionRequest } from './request-schema.ts';
+import type { ResolvedModel } from './resolve-model.ts';
+
+// Set per upstream call by the worker, or the gateway's own; never forwarded as sent.
+const NOT_FORWARDED = new Set(['model', 'stream', 'stream_options']);
+
+/** The job for one validated, resolved request. */
+export function buildJob(requestId: string, principal: Principal, replyChannel: string, body: ChatCompletionRequest, resolved: ResolvedModel): CompletionJob {
+  const forwarded: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) if (!NOT_FORWARDED.has(key) && value !== undefined) forwarded[key] = value;
+  const job: CompletionJob = {
+    requestId,
+    tenantId: principal.tenantId,
+    keyId: principal.keyId,
+    replyChannel,
+    requestedModel: body.model,
+    candidates: resolved.candidates.map((model) => model.alias),
+    body: forwarded,
+    stream: body.stream === true,
+    includeUsage: body.stream === true && body.stream_options?.include_usage === true,
+    enqueuedAt: Date.now(),
+  };
+  if (resolved.promptTokens !== undefined) job.promptTokens = resolved.promptTokens;
+  return job;
+}

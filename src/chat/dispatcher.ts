@@ -1,0 +1,112 @@
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { CompletionJob } from '../queue/completion-job.ts';
+import { errorToPayload, isTerminal, type CompletionEvent } from '../queue/completion-events.ts';
+import type { ReplyChannel } from '../redis/reply-channel.ts';
+import type { RedisKeys } from '../redis/keys.ts';
+import { GatewayError, ProviderTimeoutError, QueueTimeoutError, ServiceUnavailableError } from '../errors/gateway-error.ts';
+import { EventQueue } from './event-queue.ts';
+
+/** One request in flight: its events, and a way to give it up. */
+export interface Dispatch {
+  events: EventQueue;
+  /** The client went away: remove the waiting job, or abort the running one. */
+  cancel(): void;
+}
+
+/** Deadlines of the web tier for one request. */
+export interface DispatchDeadlines {
+  /** A job no worker picked up by then is removed and answered 503. */
+  queueDeadlineMs: number;
+  /** The whole request, end to end. */
+  requestTimeoutMs: number;
+}
+
+function synthetic(error: GatewayError): CompletionEvent {
+  return { seq: 0, type: 'error', payload: errorToPayload(error) };
+}
+
+/**
+ * Enqueues completion jobs and routes their events back to the waiting request through
+ * the process's reply channel, enforcing the pickup deadline and the request timeout.
+ */
+export class CompletionDispatcher {
+  readonly #queue: Queue<CompletionJob>;
+  readonly #replies: ReplyChannel;
+  readonly #commands: Redis;
+  readonly #keys: RedisKeys;
+  readonly #deadlines: DispatchDeadlines;
+  readonly #log: Logger;
+
+  constructor(options: { queue: Queue<CompletionJob>; replies: ReplyChannel; commands: Redis; keys: RedisKeys; deadlines: DispatchDeadlines; log: Logger }) {
+    this.#queue = options.queue;
+    this.#replies = options.replies;
+    this.#commands = options.commands;
+    this.#keys = options.keys;
+    this.#deadlines = options.deadlines;
+    this.#log = options.log;
+  }
+
+  /** Enqueues the job; its events arrive in `events` until a terminal one. */
+  async dispatch(job: CompletionJob): Promise<Dispatch> {
+    const events = new EventQueue();
+    let started = false;
+    let finished = false;
+    const finish = () => {
+      finished = true;
+      clearTimeout(pickup);
+      clearTimeout(overall);
+      subscription.close();
+      events.close();
+    };
+    const subscription = this.#replies.open(job.requestId, (event) => {
+      started = true;
+      events.push(event);
+      if (isTerminal(event.type)) finish();
+    });
+    const fail = (error: GatewayError) => {
+      if (finished) return;
+      events.push(synthetic(error));
+      finish();
+    };
+    const pickup = setTimeout(() => void this.#onPickupDeadline(job.requestId, () => started || finished, subscription.probe, fail), this.#deadlines.queueDeadlineMs);
+    const overall = setTimeout(() => {
+      this.#cancel(job.requestId);
+      fail(new ProviderTimeoutError(`The request did not finish within ${this.#deadlines.requestTimeoutMs} ms.`));
+    }, this.#deadlines.requestTimeoutMs);
+    try {
+      await this.#queue.add('completion', job, { jobId: job.requestId, removeOnComplete: true, removeOnFail: { age: 3600 } });
+    } catch (error) {
+      finish();
+      this.#log.error({ err: error, requestId: job.requestId }, 'enqueue failed');
+      throw new ServiceUnavailableError('The gateway cannot queue requests right now; retry shortly.', 1);
+    }
+    return {
+      events,
+      cancel: () => {
+        if (finished) return;
+        finish();
+        this.#cancel(job.requestId);
+      },
+    };
+  }
+
+  async #onPickupDeadline(requestId: string, heard: () => boolean, probe: () => Promise<void>, fail: (error: GatewayError) => void): Promise<void> {
+    await probe();
+    if (heard()) return;
+    // remove() refuses a locked (running) job, so a job a worker just took keeps running.
+    const removed = await this.#queue.remove(requestId).catch(() => 0);
+    if (removed === 1 && !heard()) {
+      const retryAfter = Math.max(1, Math.ceil(this.#deadlines.queueDeadlineMs / 1000));
+      fail(new QueueTimeoutError(this.#deadlines.queueDeadlineMs, retryAfter));
+    }
+  }
+
+  #cancel(requestId: string): void {
+    void this.#queue
+      .remove(requestId)
+      .then((removed) => (removed === 1 ? 0 : this.#commands.publish(this.#keys.cancelChannel, requestId)))
+      .catch((error: unknown) => this.#log.warn({ err: error, requestId }, 'cancelling the job failed'));
+  }
+}

@@ -1,0 +1,41 @@
+import type { CompletionEvent } from '../queue/completion-events.ts';
+
+/** Buffers a request's events until the relay reads them; ends after a terminal event or close(). */
+export class EventQueue implements AsyncIterable<CompletionEvent> {
+  readonly #buffer: CompletionEvent[] = [];
+  #waiter: ((event: CompletionEvent | null) => void) | null = null;
+  #closed = false;
+
+  /** Adds an event (ignored once closed). */
+  push(event: CompletionEvent): void {
+    if (this.#closed) return;
+    if (this.#waiter) {
+      const waiter = this.#waiter;
+      this.#waiter = null;
+      waiter(event);
+    } else {
+      this.#buffer.push(event);
+    }
+  }
+
+  /** Ends iteration: a waiting reader gets null. */
+  close(): void {
+    this.#closed = true;
+    this.#waiter?.(null);
+    this.#waiter = null;
+  }
+
+  /** The next event, or null once closed and drained. */
+  next(): Promise<CompletionEvent | null> {
+    const buffered = this.#buffer.shift();
+    if (buffered) return Promise.resolve(buffered);
+    if (this.#closed) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      this.#waiter = resolve;
+    });
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<CompletionEvent> {
+    for (let event = await this.next(); event; event = await this.next()) yield event;
+  }
+}

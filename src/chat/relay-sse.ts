@@ -1,0 +1,67 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ServerResponse } from 'node:http';
+import { once } from 'node:events';
+import { InternalError } from '../errors/gateway-error.ts';
+import { toEnvelope } from '../errors/to-envelope.ts';
+import { payloadToError, type CompletionEvent } from '../queue/completion-events.ts';
+import { SSE_DONE, SSE_KEEP_ALIVE, formatSseData } from '../providers/shared/sse.ts';
+import type { Dispatch } from './dispatcher.ts';
+
+/** Limits of one SSE response. */
+export interface SseOptions {
+  keepAliveMs: number;
+  /** A client that lets this much pile up unread is too slow; its stream is ended. */
+  maxBufferedBytes: number;
+}
+
+function openStream(request: FastifyRequest, reply: FastifyReply): ServerResponse {
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, {
+    ...(reply.getHeaders() as Record<string, string>),
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+    'x-request-id': request.id,
+  });
+  return raw;
+}
+
+async function write(raw: ServerResponse, text: string, options: SseOptions): Promise<boolean> {
+  if (raw.destroyed) return false;
+  if (!raw.write(text)) {
+    if (raw.writableLength > options.maxBufferedBytes) return false;
+    await Promise.race([once(raw, 'drain'), once(raw, 'close')]);
+  }
+  return !raw.destroyed;
+}
+
+function errorEvent(request: FastifyRequest, event: CompletionEvent): string {
+  return formatSseData(JSON.stringify(toEnvelope(payloadToError(event.payload), request.id)));
+}
+
+/**
+ * Relays a streamed request as SSE. The headers wait for the first event, so a request
+ * that fails before its first token still gets its real status and the JSON envelope;
+ * after that, a failure is one `data: {"error":…}` event and the end of the stream.
+ */
+export async function relaySse(request: FastifyRequest, reply: FastifyReply, dispatch: Dispatch, options: SseOptions): Promise<void> {
+  const first = await dispatch.events.next();
+  if (!first) throw new InternalError('The request ended without an answer.');
+  if (first.type === 'error') throw payloadToError(first.payload);
+  const raw = openStream(request, reply);
+  const keepAlive = setInterval(() => raw.write(SSE_KEEP_ALIVE), options.keepAliveMs);
+  try {
+    for (let event: CompletionEvent | null = first; event; event = await dispatch.events.next()) {
+      const text = event.type === 'chunk' ? formatSseData(event.payload) : event.type === 'done' ? SSE_DONE : errorEvent(request, event);
+      if (!(await write(raw, text, options))) {
+        dispatch.cancel();
+        break;
+      }
+    }
+  } finally {
+    clearInterval(keepAlive);
+    raw.end();
+  }
+}

@@ -1,0 +1,53 @@
+import {
+  AutoModelUnavailableError,
+  ContextLengthExceededError,
+  ModelNotFoundError,
+  UnsupportedParameterError,
+  type GatewayError,
+} from '../errors/gateway-error.ts';
+import { candidatesOf, type CatalogEntry } from '../catalog/load-catalog.ts';
+import type { CatalogFile } from '../catalog/schema.ts';
+import { countPromptTokens, promptTokensUpperBound } from '../catalog/tokens.ts';
+import type { ChatCompletionRequest } from './request-schema.ts';
+
+/** The models that may serve a request, in order, and the prompt tokens if they had to be counted. */
+export interface ResolvedModel {
+  candidates: CatalogEntry[];
+  promptTokens: number | undefined;
+}
+
+// As OpenAI does, only an explicit max_tokens is counted against the window.
+function requestedOutput(body: ChatCompletionRequest): number {
+  return body.max_completion_tokens ?? body.max_tokens ?? 0;
+}
+
+function rejectedParam(body: ChatCompletionRequest, model: CatalogEntry): string | undefined {
+  return model.rejected_params?.find((param) => (body as Record<string, unknown>)[param] !== undefined);
+}
+
+/**
+ * Resolves the alias to its candidates and drops those that cannot take the request
+ * (a parameter they reject, a context window too small). When none is left, the first
+ * candidate's reason is the answer: 422 `unsupported_parameter` or `context_length_exceeded`.
+ */
+export function resolveModel(catalog: CatalogFile, body: ChatCompletionRequest): ResolvedModel {
+  if (body.model === 'auto') throw new AutoModelUnavailableError();
+  const candidates = candidatesOf(catalog, body.model);
+  if (!candidates) throw new ModelNotFoundError(body.model);
+  const bound = promptTokensUpperBound(body.messages);
+  let promptTokens: number | undefined;
+  let firstProblem: GatewayError | undefined;
+  const usable = candidates.filter((model) => {
+    const param = rejectedParam(body, model);
+    const output = requestedOutput(body);
+    let problem: GatewayError | undefined = param ? new UnsupportedParameterError(param, model.alias) : undefined;
+    if (!problem && bound + output > model.context_window) {
+      promptTokens ??= countPromptTokens(body.messages);
+      if (promptTokens + output > model.context_window) problem = new ContextLengthExceededError(model.alias, promptTokens, output, model.context_window);
+    }
+    firstProblem ??= problem;
+    return problem === undefined;
+  });
+  if (usable.length === 0) throw firstProblem as GatewayError;
+  return { candidates: usable, promptTokens };
+}

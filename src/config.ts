@@ -1,0 +1,102 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+/** Thrown when the environment is invalid; its message is the one line the process prints before exiting. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+const Millis = (defaultMs: number, description: string) =>
+  Type.Integer({ minimum: 1, maximum: 86_400_000, default: defaultMs, description });
+
+/** Every environment variable the gateway reads, with its default and bounds. */
+export const EnvSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080, description: 'HTTP port of the web process.' }),
+  HOST: Type.String({ minLength: 1, default: '0.0.0.0', description: 'Interface the web process binds.' }),
+  REDIS_URL: Type.String({ pattern: '^rediss?://', description: 'Redis for the queue, reply channels and counters.' }),
+  REDIS_PREFIX: Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$', default: 'gw', description: 'Prefix of every Redis key and channel.' }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'PostgreSQL store.' })),
+  MONGODB_URI: Type.Optional(Type.String({ pattern: '^mongodb(\\+srv)?://', description: 'MongoDB store; wins over DATABASE_URL.' })),
+  CATALOG: Type.String({ minLength: 1, description: 'Path of the catalog file (JSON or YAML).' }),
+  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' }),
+  WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 10_000, default: 256, description: 'Jobs one worker process runs at once.' }),
+  WORKER_LOCK_MS: Millis(30_000, 'BullMQ lock; a killed worker\'s job is recovered after about this long.'),
+  QUEUE_DEADLINE_MS: Millis(30_000, 'A job no worker picked up by then answers 503.'),
+  REQUEST_TIMEOUT_MS: Millis(600_000, 'Longest a completion may take end to end at the web tier.'),
+  UPSTREAM_CONNECT_TIMEOUT_MS: Millis(5_000, 'Connect timeout to a provider.'),
+  UPSTREAM_HEADERS_TIMEOUT_MS: Millis(120_000, 'Time to the provider\'s response headers, per attempt.'),
+  UPSTREAM_BODY_TIMEOUT_MS: Millis(120_000, 'Longest silence inside a provider\'s response body.'),
+  UPSTREAM_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 10_000, default: 256, description: 'Keep-alive connections per provider origin.' }),
+  RETRY_MAX_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 20, default: 5, description: 'Upstream attempts per candidate model.' }),
+  RETRY_BUDGET_MS: Millis(60_000, 'Total time a request may spend on upstream retries.'),
+  RETRY_BASE_MS: Millis(1_000, 'Base of the exponential backoff.'),
+  RETRY_MAX_DELAY_MS: Millis(60_000, 'Cap of one backoff delay.'),
+  KEY_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 10_000, default: 5_000, description: 'In-process API key cache; a revoked key works at most this long.' }),
+  BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: 4 * 1024 * 1024, description: 'Largest request body.' }),
+  SHUTDOWN_GRACE_MS: Millis(25_000, 'Time SIGTERM gives open responses and running jobs.'),
+  SSE_KEEPALIVE_MS: Millis(15_000, 'Interval of SSE comment lines while a stream is silent.'),
+  EVENTS_TTL_MS: Millis(600_000, 'Lifetime of a request\'s event stream in Redis (gap repair, replay).'),
+});
+
+/** The raw, validated environment. */
+export type Env = Static<typeof EnvSchema>;
+
+/** Where the durable store lives. */
+export type StoreConfig = { kind: 'postgres'; databaseUrl: string } | { kind: 'mongodb'; mongodbUri: string };
+
+/** The process configuration: validated, typed, frozen. */
+export interface Config {
+  env: Readonly<Env>;
+  store: StoreConfig;
+  /** Reads a provider secret named by the catalog (`api_key_env`). */
+  readSecret(name: string): string | undefined;
+}
+
+type EnvSource = Record<string, string | undefined>;
+
+function firstProblem(schema: TSchema, value: unknown): string | null {
+  const first = Value.Errors(schema, value).First();
+  if (!first) return null;
+  const name = first.path.replace(/^\//, '');
+  const raw = (value as Record<string, unknown>)[name];
+  const shown = raw === undefined ? 'it is not set' : `got ${JSON.stringify(raw)}`;
+  return `Invalid environment variable ${name || '(root)'}: ${first.message}; ${shown}.`;
+}
+
+function parseEnv<T extends TSchema>(schema: T, source: EnvSource): Static<T> {
+  const known = Object.fromEntries(
+    Object.keys(schema.properties as object)
+      .map((key) => [key, source[key]] as const)
+      .filter(([, value]) => value !== undefined && value !== ''),
+  );
+  const converted = Value.Convert(schema, Value.Default(schema, known));
+  const problem = firstProblem(schema, converted);
+  if (problem) throw new ConfigError(problem);
+  return converted as Static<T>;
+}
+
+const StoreEnvSchema = Type.Pick(EnvSchema, ['DATABASE_URL', 'MONGODB_URI']);
+
+/** The store part alone, for the CLI and `release`. */
+export function loadStoreConfig(source: EnvSource = process.env): StoreConfig {
+  const env = parseEnv(StoreEnvSchema, source);
+  if (env.MONGODB_URI) return { kind: 'mongodb', mongodbUri: env.MONGODB_URI };
+  if (env.DATABASE_URL) return { kind: 'postgres', databaseUrl: env.DATABASE_URL };
+  throw new ConfigError('Invalid environment variable DATABASE_URL: set DATABASE_URL (PostgreSQL) or MONGODB_URI (MongoDB).');
+}
+
+/**
+ * The whole configuration. `defaults` fill variables the environment leaves unset
+ * (development mode uses it to run with no set-up).
+ */
+export function loadConfig(source: EnvSource = process.env, defaults: EnvSource = {}): Config {
+  const merged: EnvSource = { ...defaults };
+  for (const [key, value] of Object.entries(source)) if (value !== undefined && value !== '') merged[key] = value;
+  const env = Object.freeze(parseEnv(EnvSchema, merged));
+  const store = loadStoreConfig(merged);
+  const secrets = { ...source };
+  return Object.freeze({ env, store, readSecret: (name: string) => secrets[name] });
+}

@@ -1,0 +1,167 @@
+/** The one error hierarchy: every failure the gateway reports is a GatewayError leaf. */
+
+/** The `type` values the spec allows in the envelope. */
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'rate_limit_error'
+  | 'api_error';
+
+/** Base of every error that maps to the public envelope. */
+export class GatewayError extends Error {
+  readonly status: number;
+  readonly type: ErrorType;
+  readonly code: string;
+  readonly param: string | null;
+  /** Seconds for the `Retry-After` header, when the status invites a retry. */
+  readonly retryAfterSeconds: number | null;
+
+  constructor(
+    status: number,
+    type: ErrorType,
+    code: string,
+    message: string,
+    options: { param?: string | null; retryAfterSeconds?: number | null; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.status = status;
+    this.type = type;
+    this.code = code;
+    this.param = options.param ?? null;
+    this.retryAfterSeconds = options.retryAfterSeconds ?? null;
+  }
+}
+
+/** 400 `invalid_json`: the body is not parseable JSON. */
+export class InvalidJsonError extends GatewayError {
+  constructor(message = 'The request body is not valid JSON.') {
+    super(400, 'invalid_request_error', 'invalid_json', message);
+  }
+}
+
+/** 400 `missing_required_field`. */
+export class MissingRequiredFieldError extends GatewayError {
+  constructor(param: string, message = `Missing required parameter: '${param}'.`) {
+    super(400, 'invalid_request_error', 'missing_required_field', message, { param });
+  }
+}
+
+/** 400 `invalid_value`: a field is present but of the wrong type or range. */
+export class InvalidValueError extends GatewayError {
+  constructor(param: string | null, message: string) {
+    super(400, 'invalid_request_error', 'invalid_value', message, { param });
+  }
+}
+
+/** 413 `request_too_large`: the body exceeds the route's limit. */
+export class RequestTooLargeError extends GatewayError {
+  constructor(limitBytes: number) {
+    super(413, 'invalid_request_error', 'request_too_large', `The request body exceeds the limit of ${limitBytes} bytes.`);
+  }
+}
+
+/** 415 `unsupported_media_type`: the body is not sent as JSON. */
+export class UnsupportedMediaTypeError extends GatewayError {
+  constructor(contentType: string) {
+    super(415, 'invalid_request_error', 'unsupported_media_type', `Content-Type '${contentType}' is not supported; send application/json.`, { param: 'Content-Type' });
+  }
+}
+
+/** 401 `missing_api_key`. */
+export class MissingApiKeyError extends GatewayError {
+  constructor() {
+    super(401, 'authentication_error', 'missing_api_key', 'No API key provided. Send it as `Authorization: Bearer <API_KEY>`.');
+  }
+}
+
+/** 401 `invalid_api_key`: unknown, malformed or revoked credential. */
+export class InvalidApiKeyError extends GatewayError {
+  constructor(message = 'The API key is invalid or has been revoked.') {
+    super(401, 'authentication_error', 'invalid_api_key', message);
+  }
+}
+
+/** 403 `permission_denied`: the principal's role may not perform the operation. */
+export class PermissionDeniedError extends GatewayError {
+  constructor(role: string, operation: string) {
+    super(403, 'invalid_request_error', 'permission_denied', `The role '${role}' may not ${operation}.`);
+  }
+}
+
+/** 404 `not_found`: no such route. */
+export class RouteNotFoundError extends GatewayError {
+  constructor(method: string, url: string) {
+    super(404, 'invalid_request_error', 'not_found', `No route for ${method} ${url}.`);
+  }
+}
+
+/** 405 `method_not_allowed`: the path exists, the method does not. */
+export class MethodNotAllowedError extends GatewayError {
+  constructor(method: string, url: string, allowed: string[]) {
+    super(405, 'invalid_request_error', 'method_not_allowed', `${method} is not allowed on ${url}; use ${allowed.join(', ')}.`);
+  }
+}
+
+/** 404 `model_not_found`. */
+export class ModelNotFoundError extends GatewayError {
+  constructor(model: string) {
+    super(404, 'invalid_request_error', 'model_not_found', `The model '${model}' does not exist in the catalog.`, { param: 'model' });
+  }
+}
+
+/** 400 `model_selection_unavailable`: `"model": "auto"` is planned, not available. */
+export class AutoModelUnavailableError extends GatewayError {
+  constructor() {
+    super(400, 'invalid_request_error', 'model_selection_unavailable', "Automatic model selection ('auto') is not available yet; send a concrete catalog alias such as 'svc-standard'.", { param: 'model' });
+  }
+}
+
+/** 422 `unsupported_parameter`. */
+export class UnsupportedParameterError extends GatewayError {
+  constructor(param: string, model: string) {
+    super(422, 'invalid_request_error', 'unsupported_parameter', `The model '${model}' does not support the parameter '${param}'.`, { param });
+  }
+}
+
+/** 422 `context_length_exceeded`. */
+export class ContextLengthExceededError extends GatewayError {
+  constructor(model: string, promptTokens: number, maxTokens: number, window: number) {
+    super(422, 'invalid_request_error', 'context_length_exceeded', `The prompt (${promptTokens} tokens) plus max_tokens (${maxTokens}) exceeds the context window of '${model}' (${window} tokens).`, { param: 'messages' });
+  }
+}
+
+/** 502 `provider_failed`. */
+export class ProviderFailedError extends GatewayError {
+  constructor(message: string) {
+    super(502, 'api_error', 'provider_failed', message);
+  }
+}
+
+/** 504 `provider_timeout`. */
+export class ProviderTimeoutError extends GatewayError {
+  constructor(message: string) {
+    super(504, 'api_error', 'provider_timeout', message);
+  }
+}
+
+/** 503 `queue_timeout`: no worker picked the job up before the deadline. */
+export class QueueTimeoutError extends GatewayError {
+  constructor(deadlineMs: number, retryAfterSeconds: number) {
+    super(503, 'api_error', 'queue_timeout', `No worker picked the request up within ${deadlineMs} ms; retry after ${retryAfterSeconds} s.`, { retryAfterSeconds });
+  }
+}
+
+/** 503 `service_unavailable`: a dependency (Redis, the store) is down or the process is draining. */
+export class ServiceUnavailableError extends GatewayError {
+  constructor(message: string, retryAfterSeconds = 1) {
+    super(503, 'api_error', 'service_unavailable', message, { retryAfterSeconds });
+  }
+}
+
+/** 500 `internal_error`: anything not otherwise classified. */
+export class InternalError extends GatewayError {
+  constructor(message = 'The gateway failed to process the request.', cause?: unknown) {
+    super(500, 'api_error', 'internal_error', message, { cause });
+  }
+}

@@ -1,0 +1,87 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import {
+  GatewayError,
+  InvalidJsonError,
+  InvalidValueError,
+  MethodNotAllowedError,
+  MissingRequiredFieldError,
+  RequestTooLargeError,
+  RouteNotFoundError,
+  UnsupportedMediaTypeError,
+} from '../errors/gateway-error.ts';
+import { toEnvelope, toGatewayError } from '../errors/to-envelope.ts';
+
+type ValidationIssue = NonNullable<FastifyError['validation']>[number];
+
+/** `/messages/0/role` → `messages[0].role`. */
+function toParam(instancePath: string, child?: string): string | null {
+  const parts = instancePath.split('/').filter(Boolean);
+  if (child) parts.push(child);
+  const param = parts.map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i === 0 ? part : `.${part}`)).join('');
+  return param === '' ? null : param;
+}
+
+function fromValidation(issue: ValidationIssue): GatewayError {
+  const params = issue.params as Record<string, unknown>;
+  if (issue.keyword === 'required') return new MissingRequiredFieldError(toParam(issue.instancePath, String(params['missingProperty'])) as string);
+  const param = toParam(issue.instancePath);
+  if (param === null) return new InvalidValueError(null, 'The request body must be a JSON object.');
+  const allowed = Array.isArray(params['allowedValues']) ? `: must be one of ${(params['allowedValues'] as unknown[]).join(', ')}` : ` ${issue.message ?? 'is invalid'}`;
+  return new InvalidValueError(param, `Invalid value for '${param}'${allowed}.`);
+}
+
+/** Maps anything Fastify or a handler threw to a GatewayError: the one mapping of the web tier. */
+export function fromFastifyError(error: FastifyError, bodyLimit: number): GatewayError {
+  if (error instanceof GatewayError) return error;
+  const first = error.validation?.[0];
+  if (first) return fromValidation(first);
+  switch (error.code) {
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new InvalidJsonError('The request body is empty; send a JSON object.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new InvalidJsonError();
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new RequestTooLargeError(bodyLimit);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new UnsupportedMediaTypeError(String(error.message.split("'")[1] ?? 'unknown'));
+  }
+  if (error instanceof SyntaxError && error.statusCode === 400) return new InvalidJsonError();
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    return new GatewayError(error.statusCode, 'invalid_request_error', 'invalid_request', error.message);
+  }
+  return toGatewayError(error);
+}
+
+/** Sends the envelope for a GatewayError; the only place an error body is built. */
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: GatewayError): FastifyReply {
+  if (error.retryAfterSeconds !== null) reply.header('retry-after', String(error.retryAfterSeconds));
+  return reply.code(error.status).type('application/json; charset=utf-8').send(toEnvelope(error, request.id));
+}
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** Answers 405 (with `Allow`) for the methods a path does not serve, instead of a bare 404. */
+export function rejectOtherMethods(app: FastifyInstance, url: string, allowed: ReadonlyArray<(typeof METHODS)[number]>): void {
+  app.route({
+    method: METHODS.filter((method) => !allowed.includes(method)),
+    url,
+    handler: async (request, reply) => {
+      reply.header('allow', allowed.join(', '));
+      throw new MethodNotAllowedError(request.method, url, [...allowed]);
+    },
+  });
+}
+
+/** Installs the error handler and the 404/405 handler. */
+export const errorsPlugin = fp(
+  async (app: FastifyInstance, options: { bodyLimit: number }) => {
+    app.setErrorHandler((error: FastifyError, request, reply) => {
+      const mapped = fromFastifyError(error, options.bodyLimit);
+      if (mapped.status >= 500) request.log.error({ err: error, code: mapped.code }, 'request failed');
+      return sendError(request, reply, mapped);
+    });
+    app.setNotFoundHandler((request, reply) => sendError(request, reply, new RouteNotFoundError(request.method, request.url.split('?')[0] as string)));
+  },
+  { name: 'errors' },
+);

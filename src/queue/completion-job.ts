@@ -1,0 +1,25 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+/** What the web tier hands a worker for one completion. */
+export const CompletionJobSchema = Type.Object({
+  requestId: Type.String(),
+  tenantId: Type.String(),
+  keyId: Type.String(),
+  /** The web process's reply channel: the worker publishes this request's events there. */
+  replyChannel: Type.String(),
+  /** The alias the client asked for (a model or a tier). */
+  requestedModel: Type.String(),
+  /** Catalog aliases to try in order; the first that answers is the `model` of the response. */
+  candidates: Type.Array(Type.String(), { minItems: 1 }),
+  /** The OpenAI body to forward, without model/stream/stream_options. */
+  body: Type.Record(Type.String(), Type.Unknown()),
+  stream: Type.Boolean(),
+  /** The client asked for `stream_options.include_usage`. */
+  includeUsage: Type.Boolean(),
+  /** Prompt tokens when the web tier had to count them; the worker counts them itself otherwise. */
+  promptTokens: Type.Optional(Type.Integer({ minimum: 0 })),
+  enqueuedAt: Type.Number(),
+});
+
+/** Data of a completion job. */
+export type CompletionJob = Static<typeof CompletionJobSchema>;

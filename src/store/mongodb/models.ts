@@ -1,0 +1,58 @@
+/** Mongoose schemas of the MongoDB store, compiled on a given connection (never the global one). */
+import { Schema, type Connection, type Model } from 'mongoose';
+import { ROLES, type Role } from '../repository.ts';
+
+/** A tenant document; the tenant id is `_id`, which makes it unique. */
+export interface TenantDocument {
+  _id: string;
+  name: string;
+  created_at: Date;
+}
+
+/** An API key document; the key id is `_id`. */
+export interface ApiKeyDocument {
+  _id: string;
+  tenant_id: string;
+  role: Role;
+  secret_hash: string;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+/** The models of one connection. */
+export interface StoreModels {
+  Tenant: Model<TenantDocument>;
+  ApiKey: Model<ApiKeyDocument>;
+}
+
+const tenantSchema = new Schema<TenantDocument>(
+  {
+    _id: { type: String, required: true },
+    name: { type: String, required: true },
+    created_at: { type: Date, required: true, default: () => new Date() },
+  },
+  { collection: 'tenants', versionKey: false },
+);
+
+const apiKeySchema = new Schema<ApiKeyDocument>(
+  {
+    _id: { type: String, required: true },
+    tenant_id: { type: String, required: true },
+    role: { type: String, required: true, enum: ROLES },
+    secret_hash: { type: String, required: true },
+    created_at: { type: Date, required: true, default: () => new Date() },
+    revoked_at: { type: Date, default: null },
+  },
+  { collection: 'api_keys', versionKey: false },
+);
+// findByHash looks keys up by hash on every authenticated request; the hash is unique.
+apiKeySchema.index({ secret_hash: 1 }, { unique: true });
+apiKeySchema.index({ tenant_id: 1, created_at: 1 });
+
+/** Compiles the store's models on `connection`. */
+export function createModels(connection: Connection): StoreModels {
+  return {
+    Tenant: connection.model<TenantDocument>('Tenant', tenantSchema),
+    ApiKey: connection.model<ApiKeyDocument>('ApiKey', apiKeySchema),
+  };
+}

@@ -1,0 +1,133 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Client } from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashApiKeySecret } from '../../src/auth/api-key-secret.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
+
+const NODE = fileURLToPath(new URL('../../node_modules/.bin/node', import.meta.url));
+const BIN = fileURLToPath(new URL('../../bin/gateway.mjs', import.meta.url));
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real CLI against `databaseUrl`, with any MONGODB_URI removed (it would win). */
+function gateway(databaseUrl: string, ...args: string[]): Promise<CliResult> {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl };
+  delete env.MONGODB_URI;
+  return new Promise((resolve, reject) => {
+    const child = spawn(NODE, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('gateway CLI (PostgreSQL)', () => {
+  let database: TestDatabase;
+  let sql: Client;
+  const run = (...args: string[]) => gateway(database.url, ...args);
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    sql = new Client({ connectionString: database.url });
+    await sql.connect();
+    const migrated = await run('migrate');
+    expect(migrated).toMatchObject({ code: 0, stdout: '' });
+  });
+
+  afterAll(async () => {
+    await sql?.end();
+    await database?.drop();
+  });
+
+  it('migrate is idempotent', async () => {
+    expect(await run('migrate')).toMatchObject({ code: 0, stdout: '' });
+  });
+
+  it('tenants create stores the tenant and prints its id', async () => {
+    expect(await run('tenants', 'create', 'acme', '--name', 'Acme Inc')).toMatchObject({ code: 0, stdout: 'acme\n' });
+    const { rows } = await sql.query('SELECT name FROM tenants WHERE id = $1', ['acme']);
+    expect(rows).toEqual([{ name: 'Acme Inc' }]);
+  });
+
+  it('tenants create rejects a duplicate with one line and exit 1', async () => {
+    await run('tenants', 'create', 'dup');
+    const result = await run('tenants', 'create', 'dup');
+    expect(result).toMatchObject({ code: 1, stdout: '', stderr: "gateway: Tenant 'dup' already exists.\n" });
+  });
+
+  it('tenants create rejects an invalid tenant id as bad usage (exit 2)', async () => {
+    const result = await run('tenants', 'create', 'Not_Valid!');
+    expect(result).toMatchObject({ code: 2, stdout: '' });
+    expect(result.stderr).toContain("Invalid tenant id 'Not_Valid!'");
+    expect(result.stderr).toContain('Usage:');
+  });
+
+  it('keys create prints only the secret, and the stored hash matches it', async () => {
+    await run('tenants', 'create', 'keys-co');
+    const result = await run('keys', 'create', '--tenant', 'keys-co', '--role', 'developer');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^gwk_[A-Za-z0-9_-]+\n$/);
+    const keyId = /^created key (key_[0-9a-z]+) for tenant keys-co \(role developer\)\n$/.exec(result.stderr)?.[1];
+    expect(keyId).toBeDefined();
+    const { rows } = await sql.query('SELECT tenant_id, role, secret_hash, revoked_at FROM api_keys WHERE id = $1', [keyId]);
+    expect(rows).toEqual([
+      { tenant_id: 'keys-co', role: 'developer', secret_hash: hashApiKeySecret(result.stdout.trim()), revoked_at: null },
+    ]);
+  });
+
+  it('keys list shows id and role but never the secret, and keys revoke marks the key revoked', async () => {
+    await run('tenants', 'create', 'revoker');
+    const created = await run('keys', 'create', '--tenant', 'revoker', '--role', 'app');
+    const secret = created.stdout.trim();
+    const { rows } = await sql.query<{ id: string }>('SELECT id FROM api_keys WHERE tenant_id = $1', ['revoker']);
+    const keyId = rows[0]?.id ?? '';
+
+    const before = await run('keys', 'list', '--tenant', 'revoker');
+    expect(before.code).toBe(0);
+    expect(before.stdout).toMatch(new RegExp(`^${keyId}\\s+app\\s+\\S+Z\\s+-$`, 'm'));
+    expect(before.stdout).not.toContain(secret);
+    expect(before.stdout).not.toContain(hashApiKeySecret(secret));
+
+    expect(await run('keys', 'revoke', keyId)).toMatchObject({ code: 0, stdout: '' });
+    const revoked = await sql.query('SELECT revoked_at FROM api_keys WHERE id = $1', [keyId]);
+    expect(revoked.rows[0]?.revoked_at).toBeInstanceOf(Date);
+    const after = await run('keys', 'list', '--tenant', 'revoker');
+    expect(after.stdout).toMatch(new RegExp(`^${keyId}\\s+app\\s+\\S+Z\\s+\\S+Z$`, 'm'));
+  });
+
+  it('keys revoke of an unknown key fails with exit 1', async () => {
+    expect(await run('keys', 'revoke', 'key_nope')).toMatchObject({ code: 1, stderr: "gateway: Key 'key_nope' does not exist.\n" });
+  });
+
+  it('keys create with a bad role is bad usage: exit 2, usage on stderr, nothing on stdout', async () => {
+    const result = await run('keys', 'create', '--tenant', 'acme', '--role', 'owner');
+    expect(result).toMatchObject({ code: 2, stdout: '' });
+    expect(result.stderr).toContain("Invalid role 'owner'");
+    expect(result.stderr).toContain('Usage:');
+  });
+
+  it('keys create for an unknown tenant fails with one line and exit 1', async () => {
+    const result = await run('keys', 'create', '--tenant', 'ghost', '--role', 'admin');
+    expect(result).toMatchObject({ code: 1, stdout: '', stderr: "gateway: Tenant 'ghost' does not exist.\n" });
+  });
+
+  it('unknown commands and options are bad usage (exit 2)', async () => {
+    expect(await run('tenants', 'delete', 'acme')).toMatchObject({ code: 2, stdout: '' });
+    expect(await run('keys', 'list', '--tenant', 'acme', '--bogus')).toMatchObject({ code: 2, stdout: '' });
+    expect(await run()).toMatchObject({ code: 2, stdout: '' });
+  });
+
+  it('an unreachable database is one line on stderr and exit 1', async () => {
+    const result = await gateway('postgres://postgres@127.0.0.1:1/none', 'migrate');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^gateway: .+\n$/);
+  });
+});

@@ -1,0 +1,54 @@
+import { isUpstreamError } from '../src/providers/shared/upstream-error.ts';
+import type { ProviderTarget } from '../src/providers/types.ts';
+import { nextDelay, sleep, type RetryPolicy } from './retry.ts';
+
+/** The outcome of a call that succeeded on some candidate. */
+export interface CallOutcome<T> {
+  value: T;
+  target: ProviderTarget;
+  attempts: number;
+}
+
+/** Thrown when every candidate and retry failed; carries the number of attempts made. */
+export class CallFailed extends Error {
+  readonly attempts: number;
+  constructor(cause: unknown, attempts: number) {
+    super('every upstream attempt failed', { cause });
+    this.name = 'CallFailed';
+    this.attempts = attempts;
+  }
+}
+
+/**
+ * Tries the candidates in order, each with retries on retryable failures (connect,
+ * timeout, 429, 5xx, broken stream), backing off as the policy says and honouring the
+ * upstream's Retry-After, all within one time budget per request. `mayRetry` is asked
+ * before every retry: a stream whose first token reached the client says no.
+ */
+export async function callWithRetries<T>(
+  targets: readonly ProviderTarget[],
+  policy: RetryPolicy,
+  signal: AbortSignal,
+  run: (target: ProviderTarget) => Promise<T>,
+  mayRetry: () => boolean,
+): Promise<CallOutcome<T>> {
+  const deadline = Date.now() + policy.budgetMs;
+  let attempts = 0;
+  let lastError: unknown;
+  for (const target of targets) {
+    for (let attempt = 0; ; attempt++) {
+      attempts++;
+      try {
+        return { value: await run(target), target, attempts };
+      } catch (error) {
+        lastError = error;
+        if (signal.aborted || !isUpstreamError(error) || !error.retryable || !mayRetry()) throw new CallFailed(error, attempts);
+        const delay = nextDelay(policy, attempt, error.retryAfterMs, deadline - Date.now());
+        if (delay === null) break;
+        await sleep(delay, signal);
+      }
+    }
+    if (Date.now() >= deadline) break;
+  }
+  throw new CallFailed(lastError, attempts);
+}

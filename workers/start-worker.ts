@@ -1,0 +1,74 @@
+import { Worker } from 'bullmq';
+import type { Logger } from 'pino';
+import type { Config } from '../src/config.ts';
+import { loadCatalogFile } from '../src/catalog/load-catalog.ts';
+import { buildTargets, missingSecrets } from '../src/catalog/targets.ts';
+import { createRedisKeys, COMPLETION_QUEUE } from '../src/redis/keys.ts';
+import { assertNoEviction, connectRedis } from '../src/redis/connections.ts';
+import { defineScripts } from '../src/redis/scripts.ts';
+import { createProviderRegistry } from '../src/providers/registry.ts';
+import type { CompletionJob } from '../src/queue/completion-job.ts';
+import { createCompletionProcessor } from './completion-processor.ts';
+import { listenForCancellations } from './cancel-listener.ts';
+
+/** A running worker: its BullMQ worker and a graceful stop. */
+export interface RunningWorker {
+  worker: Worker<CompletionJob>;
+  /** Finishes running jobs for up to the grace period, then hands the rest back (they stall and are re-run). */
+  close(): Promise<void>;
+}
+
+/** The worker's composition root: connections, catalog, providers and the BullMQ worker, built once. */
+export async function startWorker(config: Config, log: Logger): Promise<RunningWorker> {
+  const { env } = config;
+  const catalog = await loadCatalogFile(env.CATALOG);
+  const missing = missingSecrets(catalog, config.readSecret);
+  if (missing.length > 0) log.warn({ models: missing }, 'provider keys are not set; these models will fail');
+  const keys = createRedisKeys(env.REDIS_PREFIX);
+  const redis = defineScripts(await connectRedis(env.REDIS_URL, 'commands', 'gw-worker-commands'));
+  await assertNoEviction(redis);
+  const subscriber = await connectRedis(env.REDIS_URL, 'subscriber', 'gw-worker-cancel');
+  const blocking = await connectRedis(env.REDIS_URL, 'blocking', 'gw-worker-queue');
+  const providers = createProviderRegistry({
+    connectTimeoutMs: env.UPSTREAM_CONNECT_TIMEOUT_MS,
+    headersTimeoutMs: env.UPSTREAM_HEADERS_TIMEOUT_MS,
+    bodyTimeoutMs: env.UPSTREAM_BODY_TIMEOUT_MS,
+    connections: env.UPSTREAM_CONNECTIONS,
+  });
+  const processor = createCompletionProcessor({
+    redis,
+    keys,
+    targets: buildTargets(catalog, config.readSecret),
+    providers,
+    policy: { maxAttempts: env.RETRY_MAX_ATTEMPTS, budgetMs: env.RETRY_BUDGET_MS, baseMs: env.RETRY_BASE_MS, maxDelayMs: env.RETRY_MAX_DELAY_MS },
+    eventsTtlMs: env.EVENTS_TTL_MS,
+    log,
+  });
+  const worker = new Worker<CompletionJob>(COMPLETION_QUEUE, processor, {
+    connection: blocking,
+    prefix: keys.queuePrefix,
+    concurrency: env.WORKER_CONCURRENCY,
+    lockDuration: env.WORKER_LOCK_MS,
+    stalledInterval: Math.max(1000, Math.floor(env.WORKER_LOCK_MS / 2)),
+    maxStalledCount: 1,
+  });
+  worker.on('error', (error) => log.error({ err: error }, 'worker error'));
+  const stopListening = await listenForCancellations(subscriber, keys.cancelChannel, worker);
+  await worker.waitUntilReady();
+  log.info({ concurrency: env.WORKER_CONCURRENCY, queue: COMPLETION_QUEUE }, 'worker ready');
+
+  return {
+    worker,
+    async close() {
+      const graceful = worker.close();
+      const timer = setTimeout(() => {
+        log.warn('grace period over; handing running jobs back to the queue');
+        void worker.close(true);
+      }, env.SHUTDOWN_GRACE_MS);
+      await graceful.finally(() => clearTimeout(timer));
+      await stopListening();
+      await providers.close();
+      await Promise.allSettled([redis.quit(), subscriber.quit(), blocking.quit()]);
+    },
+  };
+}

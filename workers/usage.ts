@@ -1,0 +1,27 @@
+import { countTextTokens } from '../src/catalog/tokens.ts';
+import type { Usage } from '../src/providers/types.ts';
+
+/** Where a request's token counts came from; recorded with every request. */
+export type UsageSource = 'provider' | 'estimated';
+
+/**
+ * The provider's own counts when it reported them; otherwise the tokenizer's count of
+ * the prompt (done by the web tier) and of the text actually produced. Never zero for
+ * a completion that produced text (the costliest bug of the peers: streamed spend as 0).
+ */
+export function resolveUsage(reported: Usage | null | undefined, countPrompt: () => number, completionText: string): { usage: Usage; source: UsageSource } {
+  if (reported && Number.isInteger(reported.prompt_tokens) && Number.isInteger(reported.completion_tokens)) {
+    const usage = {
+      prompt_tokens: reported.prompt_tokens,
+      completion_tokens: reported.completion_tokens,
+      total_tokens: reported.prompt_tokens + reported.completion_tokens,
+    };
+    return { usage, source: 'provider' };
+  }
+  const promptTokens = countPrompt();
+  const completionTokens = countTextTokens(completionText);
+  return {
+    usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+    source: 'estimated',
+  };
+}
