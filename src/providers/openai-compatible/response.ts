@@ -1,0 +1,57 @@
+/** Upstream JSON → ChatCompletion, filling the fields lenient OpenAI-compatible servers omit. */
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { ChatCompletionSchema, type ChatCompletion, type ProviderTarget } from '../types.ts';
+import { errorFromPayload, invalidResponse, isErrorPayload } from './errors.ts';
+
+type JsonObject = Record<string, unknown>;
+
+const completionChecker = TypeCompiler.Compile(ChatCompletionSchema);
+
+/** Parses and validates a non-streamed completion body; extra fields pass through untouched. */
+export function parseCompletion(bodyText: string, target: ProviderTarget): ChatCompletion {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(bodyText);
+  } catch (err) {
+    throw invalidResponse('body is not JSON', err);
+  }
+  if (isErrorPayload(parsed)) {
+    // Some servers answer 200 with an error object; treat it as the 5xx it stands for.
+    throw errorFromPayload(parsed, 'server_error');
+  }
+  if (!isObject(parsed) || !Array.isArray(parsed.choices)) throw invalidResponse('no choices array');
+  const completion = normaliseCompletion(parsed, parsed.choices, target);
+  if (!completionChecker.Check(completion)) {
+    const first = completionChecker.Errors(completion).First();
+    throw invalidResponse(first === undefined ? 'schema mismatch' : `${first.path} ${first.message}`);
+  }
+  return completion;
+}
+
+function normaliseCompletion(parsed: JsonObject, choices: unknown[], target: ProviderTarget): unknown {
+  return {
+    ...parsed,
+    id: typeof parsed.id === 'string' ? parsed.id : `chatcmpl-${crypto.randomUUID()}`,
+    object: 'chat.completion',
+    created: typeof parsed.created === 'number' ? Math.trunc(parsed.created) : Math.floor(Date.now() / 1000),
+    model: typeof parsed.model === 'string' ? parsed.model : target.upstreamModel,
+    choices: choices.map((choice, position) => normaliseChoice(choice, position)),
+  };
+}
+
+function normaliseChoice(choice: unknown, position: number): unknown {
+  if (!isObject(choice)) return choice;
+  const message = isObject(choice.message) ? choice.message : {};
+  return {
+    ...choice,
+    index: typeof choice.index === 'number' ? choice.index : position,
+    // A tool-call-only answer may omit content; OpenAI sends null there.
+    message: { ...message, role: message.role ?? 'assistant', content: message.content ?? null },
+    finish_reason: choice.finish_reason ?? null,
+  };
+}
+
+/** True for a plain JSON object. */
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

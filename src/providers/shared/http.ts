@@ -1,0 +1,42 @@
+/** The undici dispatcher that provider adapters share: keep-alive pools with explicit timeouts. */
+import { Agent, type Dispatcher } from 'undici';
+
+/** Timeouts and pool size of upstream HTTP calls (from config; this module reads no env). */
+export interface UpstreamHttpOptions {
+  /** TCP + TLS handshake limit. */
+  connectTimeoutMs: number;
+  /** Limit between sending the request and receiving the response headers. */
+  headersTimeoutMs: number;
+  /** Limit on the idle time between two body chunks (not the total body time). */
+  bodyTimeoutMs: number;
+  /** Connections per upstream origin. */
+  connections: number;
+}
+
+/** A dispatcher to pass to undici's `request`, and its shutdown. */
+export interface UpstreamHttp {
+  dispatcher: Dispatcher;
+  /** Waits for in-flight requests, then closes every pooled connection. */
+  close(): Promise<void>;
+}
+
+const KEEP_ALIVE_TIMEOUT_MS = 30_000;
+const KEEP_ALIVE_MAX_TIMEOUT_MS = 120_000;
+
+// undici runs headers/body timeouts on its coarse "fast timers" (lib/util/timers.js, ~1 s resolution):
+// a 300 ms headersTimeout fires after up to about a second. Sub-second precision needs the caller's own timer.
+/** Builds one Agent (a Pool per origin); undici's defaults of 300 s for headers and body are far too long for us. */
+export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
+  const agent = new Agent({
+    connections: options.connections,
+    connectTimeout: options.connectTimeoutMs,
+    headersTimeout: options.headersTimeoutMs,
+    bodyTimeout: options.bodyTimeoutMs,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    keepAliveMaxTimeout: KEEP_ALIVE_MAX_TIMEOUT_MS,
+  });
+  return {
+    dispatcher: agent,
+    close: () => agent.close(),
+  };
+}

@@ -1,0 +1,110 @@
+/** The built-in simulator provider: deterministic answers, configurable latency, token rate and faults. */
+import type { SimulatorOptions } from '../../catalog/schema.ts';
+import type { ChatCompletion, ChatCompletionChunk, ProviderAdapter, ProviderRequest, Usage } from '../types.ts';
+import { brokenStreamError, hang, pause, rollFault, statusFaultError, type FaultKind } from './faults.ts';
+import { countPromptTokens, generatePieces, seedFromMessages } from './text.ts';
+
+/** Knobs for tests and for the registry. */
+export interface SimulatorAdapterOptions {
+  /** Source of randomness for fault rolls (default Math.random). */
+  random?: () => number;
+  /** How long the `timeout` fault hangs before failing as a timeout (default 60 s). */
+  hangTimeoutMs?: number;
+}
+
+/** Everything one call will produce, decided before any waiting. */
+interface Plan {
+  id: string;
+  created: number;
+  model: string;
+  pieces: string[];
+  finishReason: 'stop' | 'length';
+  usage: Usage;
+  options: SimulatorOptions;
+  fault: FaultKind | null;
+}
+
+const DEFAULT_COMPLETION_TOKENS = 64;
+const DEFAULT_HANG_TIMEOUT_MS = 60_000;
+
+/** Builds the simulator adapter; the same messages always give the same text. */
+export function createSimulatorAdapter(adapterOptions: SimulatorAdapterOptions = {}): ProviderAdapter {
+  const random = adapterOptions.random ?? Math.random;
+  const hangTimeoutMs = adapterOptions.hangTimeoutMs ?? DEFAULT_HANG_TIMEOUT_MS;
+
+  async function beforeFirstToken(plan: Plan, signal: AbortSignal, streaming: boolean): Promise<void> {
+    await pause(plan.options.latency_ms ?? 0, signal);
+    const fault = plan.fault;
+    const faultConfig = plan.options.fault;
+    if (fault === null || faultConfig === undefined) return;
+    if (fault === 'timeout') await hang(hangTimeoutMs, signal);
+    if (fault === '429' || fault === '500') throw statusFaultError(fault, faultConfig);
+    // A non-streamed answer cannot break half-way; it fails as the upstream 500 it would be.
+    if (fault === 'broken_stream' && !streaming) throw statusFaultError('500', faultConfig);
+  }
+
+  async function complete(request: ProviderRequest): Promise<ChatCompletion> {
+    const plan = makePlan(request, rollFault(request.target.simulator?.fault, random));
+    await beforeFirstToken(plan, request.signal, false);
+    await pause(tokenIntervalMs(plan.options) * Math.max(0, plan.pieces.length - 1), request.signal);
+    return {
+      id: plan.id,
+      object: 'chat.completion',
+      created: plan.created,
+      model: plan.model,
+      choices: [{ index: 0, message: { role: 'assistant', content: plan.pieces.join('') }, finish_reason: plan.finishReason }],
+      usage: plan.usage,
+    };
+  }
+
+  async function* stream(request: ProviderRequest): AsyncGenerator<ChatCompletionChunk> {
+    const plan = makePlan(request, rollFault(request.target.simulator?.fault, random));
+    await beforeFirstToken(plan, request.signal, true);
+    const interval = tokenIntervalMs(plan.options);
+    const cut = plan.fault === 'broken_stream' ? Math.max(1, Math.floor(plan.pieces.length / 2)) : plan.pieces.length;
+    for (let i = 0; i < cut; i += 1) {
+      await pause(i === 0 ? 0 : interval, request.signal);
+      const delta = i === 0 ? { role: 'assistant', content: plan.pieces[i] } : { content: plan.pieces[i] };
+      yield chunk(plan, [{ index: 0, delta, finish_reason: null }]);
+    }
+    if (plan.fault === 'broken_stream') throw brokenStreamError(cut);
+    await pause(0, request.signal);
+    yield chunk(plan, [{ index: 0, delta: {}, finish_reason: plan.finishReason }]);
+    // As OpenAI does with stream_options.include_usage: a last chunk with no choices and the usage.
+    yield { ...chunk(plan, []), usage: plan.usage };
+  }
+
+  return { complete, stream };
+}
+
+function makePlan(request: ProviderRequest, fault: FaultKind | null): Plan {
+  const options = request.target.simulator ?? {};
+  const configured = options.completion_tokens ?? DEFAULT_COMPLETION_TOKENS;
+  const cap = maxTokens(request.body);
+  const length = cap === null ? configured : Math.min(cap, configured);
+  const pieces = generatePieces(seedFromMessages(request.body.messages), length);
+  const promptTokens = countPromptTokens(request.body.messages);
+  return {
+    id: `chatcmpl-sim-${crypto.randomUUID().replaceAll('-', '')}`,
+    created: Math.floor(Date.now() / 1000),
+    model: request.target.upstreamModel,
+    pieces,
+    finishReason: cap !== null && cap < configured ? 'length' : 'stop',
+    usage: { prompt_tokens: promptTokens, completion_tokens: length, total_tokens: promptTokens + length },
+    options,
+    fault,
+  };
+}
+
+function maxTokens(body: Record<string, unknown>): number | null {
+  const value = body.max_tokens ?? body.max_completion_tokens;
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : null;
+}
+
+function tokenIntervalMs(options: SimulatorOptions): number {
+  return options.tokens_per_second === undefined ? 0 : 1000 / options.tokens_per_second;
+}
+
+function chunk(plan: Plan, choices: ChatCompletionChunk['choices']): ChatCompletionChunk {
+  return { id: plan.id, object: 'chat.completion.chunk', created: plan.created, model: plan.model, choices };
+}

@@ -1,0 +1,61 @@
+/** The simulator's deterministic text and its prompt-token count. */
+import { countTokens } from 'gpt-tokenizer';
+
+// Common English words that o200k encodes as one token each (with their leading space), so that
+// the generated piece count is the completion token count.
+const VOCABULARY = [
+  'the', 'gateway', 'routes', 'each', 'request', 'to', 'a', 'model', 'and', 'returns', 'tokens', 'in',
+  'order', 'while', 'workers', 'stream', 'data', 'from', 'one', 'server', 'that', 'makes', 'every', 'answer',
+  'simple', 'fast', 'with', 'clear', 'text', 'for', 'all', 'users',
+] as const;
+
+/** A 32-bit seed from the request's messages (FNV-1a over their JSON). */
+export function seedFromMessages(messages: unknown): number {
+  const text = JSON.stringify(messages ?? []);
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i += 1) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash;
+}
+
+/** `count` one-token pieces from the seed; joined, they form the answer. */
+export function generatePieces(seed: number, count: number): string[] {
+  const next = mulberry32(seed);
+  const pieces: string[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const word = VOCABULARY[Math.floor(next() * VOCABULARY.length)] ?? 'the';
+    pieces.push(i === 0 ? word : ` ${word}`);
+  }
+  return pieces;
+}
+
+/** Tokens of the messages' text (string contents and text parts), counted with o200k_base. */
+export function countPromptTokens(messages: unknown): number {
+  if (!Array.isArray(messages)) return 0;
+  const texts = messages.flatMap((message: unknown) => messageTexts(message));
+  return texts.length === 0 ? 0 : countTokens(texts.join('\n'));
+}
+
+function messageTexts(message: unknown): string[] {
+  if (typeof message !== 'object' || message === null || !('content' in message)) return [];
+  const content: unknown = message.content;
+  if (typeof content === 'string') return [content];
+  if (!Array.isArray(content)) return [];
+  return content.flatMap((part: unknown) =>
+    typeof part === 'object' && part !== null && 'text' in part && typeof part.text === 'string' ? [part.text] : [],
+  );
+}
+
+// mulberry32: a tiny, well-distributed PRNG; determinism matters here, not quality.
+function mulberry32(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

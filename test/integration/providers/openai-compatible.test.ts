@@ -1,0 +1,176 @@
+import { describe, it, expect, beforeAll, beforeEach, afterAll } from 'vitest';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createOpenAiCompatibleAdapter } from '../../../src/providers/openai-compatible/index.ts';
+import { isUpstreamError, type UpstreamError } from '../../../src/providers/shared/upstream-error.ts';
+import type { ChatCompletionChunk, ProviderRequest, ProviderTarget } from '../../../src/providers/types.ts';
+import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.ts';
+
+const HEADERS_TIMEOUT_MS = 300;
+const messages = [{ role: 'user', content: 'Say hello' }];
+
+let fake: FakeUpstream;
+const adapter = createOpenAiCompatibleAdapter({
+  connectTimeoutMs: 1000,
+  headersTimeoutMs: HEADERS_TIMEOUT_MS,
+  bodyTimeoutMs: 2000,
+  connections: 4,
+});
+
+function target(overrides: Partial<ProviderTarget> = {}): ProviderTarget {
+  return {
+    alias: 'test-model',
+    provider: 'openai-compatible',
+    upstreamModel: 'upstream-model-1',
+    baseUrl: fake.url,
+    apiKey: 'sk-test',
+    simulator: null,
+    ...overrides,
+  };
+}
+
+function call(signal: AbortSignal = new AbortController().signal, overrides: Partial<ProviderTarget> = {}): ProviderRequest {
+  return { target: target(overrides), body: { messages, max_tokens: 50 }, signal };
+}
+
+async function collect(stream: AsyncIterable<ChatCompletionChunk>, seen: ChatCompletionChunk[] = []): Promise<ChatCompletionChunk[]> {
+  for await (const chunk of stream) seen.push(chunk);
+  return seen;
+}
+
+async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
+  const error: unknown = await promise.then(
+    () => new Error('expected a failure'),
+    (e: unknown) => e,
+  );
+  if (!isUpstreamError(error)) throw error;
+  return error;
+}
+
+beforeAll(async () => {
+  fake = await startFakeUpstream();
+});
+
+beforeEach(() => {
+  fake.reset();
+});
+
+afterAll(async () => {
+  await adapter.close();
+  await fake.close();
+});
+
+describe('openai-compatible adapter against a loopback upstream', () => {
+  it('completes, sending our model and the bearer key', async () => {
+    fake.script([{ kind: 'ok', text: 'Hi there friend' }]);
+    const completion = await adapter.complete(call());
+    expect(completion.choices[0]?.message.content).toBe('Hi there friend');
+    expect(completion.model).toBe('upstream-model-1');
+    expect(completion.usage).toEqual({ prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 });
+    const recorded = fake.requests[0];
+    expect(recorded?.headers.authorization).toBe('Bearer sk-test');
+    expect(recorded?.body).toEqual({ messages, max_tokens: 50, model: 'upstream-model-1', stream: false });
+  });
+
+  it('sends no authorization header without an api key', async () => {
+    await adapter.complete(call(undefined, { apiKey: null }));
+    expect(fake.requests[0]?.headers.authorization).toBeUndefined();
+  });
+
+  it('streams chunks and always asks for, and passes on, the usage chunk', async () => {
+    fake.script([{ kind: 'ok', text: 'One two three four', chunks: 4 }]);
+    const chunks = await collect(adapter.stream(call()));
+    const text = chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('');
+    expect(text).toBe('One two three four');
+    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 2, completion_tokens: 4, total_tokens: 6 } });
+    expect(fake.requests[0]?.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+  });
+
+  it('maps a 500 to a retryable server_error with the provider message', async () => {
+    fake.script([{ kind: 'status', status: 500, body: { error: { message: 'engine overloaded' } } }]);
+    const error = await failure(adapter.complete(call()));
+    expect(error).toMatchObject({ kind: 'server_error', retryable: true, status: 500, upstreamMessage: 'engine overloaded' });
+  });
+
+  it('maps a 429 with retry-after to rate_limited with the delay', async () => {
+    fake.script([{ kind: 'status', status: 429, headers: { 'retry-after': '2' } }]);
+    const error = await failure(collect(adapter.stream(call())));
+    expect(error).toMatchObject({ kind: 'rate_limited', retryable: true, status: 429, retryAfterMs: 2000 });
+  });
+
+  it('times out a hanging upstream after headersTimeoutMs and closes its connection', async () => {
+    fake.script([{ kind: 'hang' }]);
+    const started = Date.now();
+    const error = await failure(adapter.complete(call()));
+    expect(error.kind).toBe('timeout');
+    expect(error.retryable).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(HEADERS_TIMEOUT_MS - 50);
+    // undici's headers timer has ~1 s resolution (lib/util/timers.js).
+    expect(Date.now() - started).toBeLessThan(HEADERS_TIMEOUT_MS + 1500);
+    await fake.waitForClose(0, 2000);
+  });
+
+  it('yields the first chunk, then fails with broken_stream when the connection breaks', async () => {
+    fake.script([{ kind: 'break-after-first-chunk' }]);
+    const seen: ChatCompletionChunk[] = [];
+    const error = await failure(collect(adapter.stream(call()), seen));
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.choices[0]?.delta.content).toBe('Hello');
+    expect(error).toMatchObject({ kind: 'broken_stream', retryable: true });
+  });
+
+  it('fails with broken_stream when the body ends without [DONE]', async () => {
+    const partial = 'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[]}\n\n';
+    fake.script([{ kind: 'status', status: 200, headers: { 'content-type': 'text/event-stream' }, body: partial }]);
+    const seen: ChatCompletionChunk[] = [];
+    const error = await failure(collect(adapter.stream(call()), seen));
+    expect(seen).toHaveLength(1);
+    expect(error.kind).toBe('broken_stream');
+  });
+
+  it('turns an {"error":…} event mid-stream into broken_stream with its message', async () => {
+    const body =
+      'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}\n\n' +
+      'data: {"error":{"message":"upstream overloaded"}}\n\n';
+    fake.script([{ kind: 'status', status: 200, headers: { 'content-type': 'text/event-stream' }, body }]);
+    const error = await failure(collect(adapter.stream(call())));
+    expect(error).toMatchObject({ kind: 'broken_stream', upstreamMessage: 'upstream overloaded' });
+  });
+
+  it('rejects a 200 body that is not a completion as invalid_response', async () => {
+    fake.script([{ kind: 'status', status: 200, body: { hello: 'world' } }]);
+    const error = await failure(adapter.complete(call()));
+    expect(error).toMatchObject({ kind: 'invalid_response', retryable: false });
+  });
+
+  it('aborts mid-stream through the signal, and the upstream sees its connection close', async () => {
+    fake.script([{ kind: 'slow-stream', chunkDelayMs: 100, chunks: 50 }]);
+    const controller = new AbortController();
+    const seen: ChatCompletionChunk[] = [];
+    const streaming = collect(adapter.stream(call(controller.signal)), seen);
+    await expect.poll(() => seen.length).toBeGreaterThan(0);
+    controller.abort();
+    const error = await failure(streaming);
+    expect(error).toMatchObject({ kind: 'aborted', retryable: false });
+    await fake.waitForClose(0, 2000);
+  });
+
+  it('aborts before the response headers, and the upstream sees its connection close', async () => {
+    fake.script([{ kind: 'hang' }]);
+    const controller = new AbortController();
+    const pending = failure(adapter.complete(call(controller.signal)));
+    await expect.poll(() => fake.requests.length).toBe(1);
+    controller.abort();
+    expect((await pending).kind).toBe('aborted');
+    await fake.waitForClose(0, 2000);
+  });
+
+  it('classifies a refused connection as connect', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const error = await failure(adapter.complete(call(undefined, { baseUrl: `http://127.0.0.1:${port}/v1` })));
+    expect(error).toMatchObject({ kind: 'connect', retryable: true, status: null });
+  });
+});
