@@ -1,0 +1,157 @@
+/**
+ * Runs the gateway as production does: `web` and `worker` as separate child processes
+ * (node src/server.ts, node workers/main.ts) against real Redis and a fresh PostgreSQL
+ * database, with a unique Redis prefix per suite. Tests talk to it over HTTP.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, writeFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { createTestDatabase, type TestDatabase } from './postgres.ts';
+import { createPostgresRepository } from '../../src/store/postgres/adapter.ts';
+import { generateApiKey } from '../../src/auth/api-key-secret.ts';
+import type { Repository, Role } from '../../src/store/repository.ts';
+import type { CatalogFile } from '../../src/catalog/schema.ts';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+/** Redis of the test machine. */
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
+
+/** A child process of the gateway with its captured output. */
+export interface GatewayProcess {
+  child: ChildProcess;
+  output: () => string;
+  /** Resolves with the exit code (or signal) once the process ended. */
+  exited: Promise<number | string>;
+}
+
+/** A running gateway under test. */
+export interface GatewayUnderTest {
+  /** Base URL for the openai SDK: http://127.0.0.1:<port>/v1 */
+  baseURL: string;
+  origin: string;
+  env: Record<string, string>;
+  prefix: string;
+  redis: Redis;
+  repository: Repository;
+  web: GatewayProcess;
+  workers: GatewayProcess[];
+  /** Issues a key for a tenant (created when new) and returns its secret. */
+  issueKey(tenantId: string, role: Role): Promise<{ id: string; secret: string }>;
+  startWorker(extraEnv?: Record<string, string>): Promise<GatewayProcess>;
+  close(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  return port;
+}
+
+/** Spawns `node <entry>` with the given environment, capturing its output. */
+export function spawnEntry(entry: string, env: Record<string, string>): GatewayProcess {
+  let output = '';
+  const child = spawn(process.execPath, [entry], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.on('data', (data: Buffer) => (output += data.toString()));
+  child.stderr?.on('data', (data: Buffer) => (output += data.toString()));
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  return { child, output: () => output, exited };
+}
+
+async function waitFor(check: () => Promise<boolean> | boolean, what: string, proc: GatewayProcess, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    if (proc.child.exitCode !== null) throw new Error(`${what}: process exited (${proc.child.exitCode}):\n${proc.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`${what}: not ready after ${timeoutMs} ms:\n${proc.output()}`);
+}
+
+async function stop(proc: GatewayProcess): Promise<void> {
+  if (proc.child.exitCode !== null || proc.child.signalCode !== null) return;
+  proc.child.kill('SIGTERM');
+  const timer = setTimeout(() => proc.child.kill('SIGKILL'), 10_000);
+  await proc.exited;
+  clearTimeout(timer);
+}
+
+/** Deletes every key of a test prefix (queue keys and per-request streams). */
+export async function deletePrefix(redis: Redis, prefix: string): Promise<void> {
+  for (const pattern of [`{${prefix}}:*`, `${prefix}:*`]) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await redis.del(...keys);
+    } while (cursor !== '0');
+  }
+}
+
+/** Starts web + `workers` worker processes with the catalog and extra environment given. */
+export async function startGateway(options: { catalog: CatalogFile; env?: Record<string, string>; workers?: number }): Promise<GatewayUnderTest> {
+  const database: TestDatabase = await createTestDatabase();
+  const dir = await mkdtemp(join(tmpdir(), 'gw-test-'));
+  const catalogPath = join(dir, 'catalog.json');
+  await writeFile(catalogPath, JSON.stringify(options.catalog));
+  const prefix = `t${randomBytes(4).toString('hex')}`;
+  const port = await freePort();
+  const env: Record<string, string> = {
+    REDIS_URL: TEST_REDIS_URL,
+    REDIS_PREFIX: prefix,
+    DATABASE_URL: database.url,
+    CATALOG: catalogPath,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    ...options.env,
+  };
+  const repository = createPostgresRepository(database.url);
+  await repository.migrate();
+  const redis = new Redis(TEST_REDIS_URL);
+  const origin = `http://127.0.0.1:${port}`;
+  const web = spawnEntry('src/server.ts', env);
+  const workers: GatewayProcess[] = [];
+
+  const startWorker = async (extraEnv: Record<string, string> = {}) => {
+    const worker = spawnEntry('workers/main.ts', { ...env, ...extraEnv });
+    await waitFor(() => worker.output().includes('worker ready'), 'worker', worker);
+    workers.push(worker);
+    return worker;
+  };
+  await waitFor(async () => (await fetch(`${origin}/readyz`).catch(() => null))?.status === 200, 'web', web);
+  for (let i = 0; i < (options.workers ?? 1); i++) await startWorker();
+
+  return {
+    baseURL: `${origin}/v1`,
+    origin,
+    env,
+    prefix,
+    redis,
+    repository,
+    web,
+    workers,
+    startWorker,
+    async issueKey(tenantId, role) {
+      if (!(await repository.tenants.get(tenantId))) await repository.tenants.create({ id: tenantId, name: tenantId });
+      const key = generateApiKey();
+      await repository.apiKeys.create({ id: key.id, tenantId, role, secretHash: key.secretHash });
+      return { id: key.id, secret: key.secret };
+    },
+    async close() {
+      await Promise.all([web, ...workers].map(stop));
+      await repository.close();
+      await deletePrefix(redis, prefix);
+      redis.disconnect();
+      await database.drop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}

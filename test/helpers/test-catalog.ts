@@ -1,0 +1,41 @@
+/** Catalogs for tests: every model served by a loopback fake upstream or the simulator. */
+import type { CatalogFile, CatalogModel } from '../../src/catalog/schema.ts';
+
+function upstreamModel(baseUrl: string, overrides: Partial<CatalogModel> = {}): CatalogModel {
+  return {
+    provider: 'openai-compatible',
+    upstream_model: 'fake-upstream-model',
+    base_url: baseUrl,
+    context_window: 8192,
+    max_output_tokens: 1024,
+    input_price_per_mtok: 1,
+    output_price_per_mtok: 2,
+    ...overrides,
+  };
+}
+
+/** `fake-gpt`, `fake-reasoning` (rejects temperature), `fake-tiny` (64-token window), and the simulator. */
+export function testCatalog(upstreamUrl: string, backupUrl = upstreamUrl): CatalogFile {
+  return {
+    models: {
+      'fake-gpt': upstreamModel(upstreamUrl),
+      'fake-backup': upstreamModel(backupUrl, { upstream_model: 'fake-backup-model' }),
+      'fake-reasoning': upstreamModel(upstreamUrl, { rejected_params: ['temperature'] }),
+      'fake-tiny': upstreamModel(upstreamUrl, { context_window: 64 }),
+      sim: {
+        provider: 'simulator',
+        upstream_model: 'sim-1',
+        context_window: 32768,
+        max_output_tokens: 4096,
+        input_price_per_mtok: 0.1,
+        output_price_per_mtok: 0.4,
+        simulator: { completion_tokens: 12 },
+      },
+    },
+    tiers: {
+      'svc-flash': ['fake-gpt'],
+      'svc-standard': ['fake-gpt', 'fake-backup'],
+      'svc-pro': ['fake-reasoning', 'fake-gpt'],
+    },
+  };
+}
