@@ -1,6 +1,6 @@
 /** The official `openai` SDK against web + worker as separate processes, a real upstream on loopback. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import OpenAI from 'openai';
+import OpenAI, { APIError } from 'openai';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';
@@ -112,7 +112,7 @@ describe('errors surface as the SDK typed errors with our codes', () => {
     const error = await client.chat.completions.create({ model: 'no-such-model', messages: hello }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.NotFoundError);
     expect(error).toMatchObject({ status: 404, code: 'model_not_found', param: 'model', type: 'invalid_request_error' });
-    expect((error as OpenAI.APIError).requestID).toMatch(/^req_/);
+    expect((error as APIError).requestID).toMatch(/^req_/);
   });
 
   it('"auto" → BadRequestError saying automatic selection is not available', async () => {
