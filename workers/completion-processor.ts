@@ -35,9 +35,13 @@ async function resumePoint(deps: ProcessorDeps, job: Job<CompletionJob>): Promis
   return { lastSeq, action: sentChunks ? 'interrupted' : 'run' };
 }
 
-/** The BullMQ processor for completion jobs: `(job, token, signal)`. */
+/**
+ * The BullMQ processor for completion jobs. It must declare three parameters: BullMQ
+ * passes the cancellation signal only to processors whose `length` is at least 3.
+ */
 export function createCompletionProcessor(deps: ProcessorDeps) {
-  return async (job: Job<CompletionJob>, _token?: string, signal: AbortSignal = new AbortController().signal): Promise<void> => {
+  return async (job: Job<CompletionJob>, _token: string | undefined, signal: AbortSignal | undefined): Promise<void> => {
+    if (!signal) throw new Error('BullMQ passed no abort signal; cancellation would not reach the upstream call');
     const data = job.data;
     const log = deps.log.child({ requestId: data.requestId, tenantId: data.tenantId });
     const resume = await resumePoint(deps, job);
