@@ -1,6 +1,6 @@
 /** Upstream and process faults, end to end: web and worker processes, a loopback upstream, the openai SDK. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import OpenAI from 'openai';
+import OpenAI, { APIError } from 'openai';
 import { Queue } from 'bullmq';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
@@ -100,7 +100,7 @@ describe('upstream faults', () => {
     })().catch((e: unknown) => e);
     expect(received).toEqual(['Hello']);
     expect(error).toBeInstanceOf(OpenAI.APIError);
-    expect((error as OpenAI.APIError).error).toMatchObject({ code: 'provider_failed', type: 'api_error' });
+    expect((error as APIError).error).toMatchObject({ code: 'provider_failed', type: 'api_error' });
     expect(upstream.requests).toHaveLength(1);
   });
 });
@@ -162,7 +162,7 @@ describe('no worker running', () => {
     const client = await clientFor(gateway);
     const started = Date.now();
     const { response } = await client.chat.completions.create({ model: 'fake-gpt', messages: hello }).withResponse().catch((e: unknown) => ({ response: e }));
-    const error = response as OpenAI.APIError;
+    const error = response as APIError;
     expect(error).toBeInstanceOf(OpenAI.APIError);
     expect(error).toMatchObject({ status: 503, code: 'queue_timeout' });
     expect(Number(error.headers?.get('retry-after'))).toBeGreaterThanOrEqual(1);
@@ -235,7 +235,7 @@ describe('a worker killed with SIGKILL mid-job', () => {
     await killed;
     expect(received.length).toBeGreaterThanOrEqual(1);
     expect(error).toBeInstanceOf(OpenAI.APIError);
-    expect((error as OpenAI.APIError).error).toMatchObject({ code: 'internal_error' });
+    expect((error as APIError).error).toMatchObject({ code: 'internal_error' });
     expect(upstream.requests).toHaveLength(1);
   });
 });
