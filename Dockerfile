@@ -1,0 +1,12 @@
+# One image for the three processes; docker-compose.yml picks the command.
+FROM node:24-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+COPY bin ./bin
+COPY catalog ./catalog
+COPY src ./src
+COPY workers ./workers
+USER node
+CMD ["node", "src/server.ts"]
