@@ -66,7 +66,10 @@ export async function startWebTier(config: Config, log: Logger): Promise<WebTier
         log.warn({ open: replies.size }, 'grace period over; closing open connections');
         app.server.closeAllConnections();
       }, env.SHUTDOWN_GRACE_MS);
+      // Connections whose response ends during the drain turn idle afterwards; close them as they do.
+      const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
       await app.close();
+      clearInterval(sweep);
       clearTimeout(timer);
       await replies.stop();
       await queue.close();

@@ -21,7 +21,6 @@ function openStream(request: FastifyRequest, reply: FastifyReply): ServerRespons
     ...(reply.getHeaders() as Record<string, string>),
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache, no-transform',
-    connection: 'keep-alive',
     'x-accel-buffering': 'no',
     'x-request-id': request.id,
   });
