@@ -2,9 +2,9 @@ import { describe, it, expect, beforeAll, beforeEach, afterAll } from 'vitest';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createOpenAiCompatibleAdapter } from '../../../src/providers/openai-compatible/index.ts';
-import { isUpstreamError, type UpstreamError } from '../../../src/providers/shared/upstream-error.ts';
 import type { ChatCompletionChunk, ProviderRequest, ProviderTarget } from '../../../src/providers/types.ts';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.ts';
+import { collect, failure } from '../../helpers/provider-calls.ts';
 
 const HEADERS_TIMEOUT_MS = 300;
 const messages = [{ role: 'user', content: 'Say hello' }];
@@ -31,20 +31,6 @@ function target(overrides: Partial<ProviderTarget> = {}): ProviderTarget {
 
 function call(signal: AbortSignal = new AbortController().signal, overrides: Partial<ProviderTarget> = {}): ProviderRequest {
   return { target: target(overrides), body: { messages, max_tokens: 50 }, signal };
-}
-
-async function collect(stream: AsyncIterable<ChatCompletionChunk>, seen: ChatCompletionChunk[] = []): Promise<ChatCompletionChunk[]> {
-  for await (const chunk of stream) seen.push(chunk);
-  return seen;
-}
-
-async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error: unknown = await promise.then(
-    () => new Error('expected a failure'),
-    (e: unknown) => e,
-  );
-  if (!isUpstreamError(error)) throw error;
-  return error;
 }
 
 beforeAll(async () => {

@@ -2,8 +2,8 @@ import { describe, it, expect } from 'vitest';
 import { countTokens, encode } from 'gpt-tokenizer';
 import type { SimulatorOptions } from '../../../src/catalog/schema.ts';
 import { createSimulatorAdapter } from '../../../src/providers/simulator/index.ts';
-import { isUpstreamError, type UpstreamError } from '../../../src/providers/shared/upstream-error.ts';
 import type { ChatCompletionChunk, ProviderRequest } from '../../../src/providers/types.ts';
+import { collect, failure } from '../../helpers/provider-calls.ts';
 
 const messages = [
   { role: 'system', content: 'You are terse.' },
@@ -16,20 +16,6 @@ function call(simulator: SimulatorOptions, body: Record<string, unknown> = { mes
     body,
     signal,
   };
-}
-
-async function collect(stream: AsyncIterable<ChatCompletionChunk>, seen: ChatCompletionChunk[] = []): Promise<ChatCompletionChunk[]> {
-  for await (const chunk of stream) seen.push(chunk);
-  return seen;
-}
-
-async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error: unknown = await promise.then(
-    () => new Error('expected a failure'),
-    (e: unknown) => e,
-  );
-  if (!isUpstreamError(error)) throw error;
-  return error;
 }
 
 function textOf(chunks: ChatCompletionChunk[]): string {
