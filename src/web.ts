@@ -10,7 +10,7 @@ import { CompletionDispatcher } from './chat/dispatcher.ts';
 import { createStore } from './store/create-store.ts';
 import type { Repository } from './store/repository.ts';
 import { createRedisKeys, COMPLETION_QUEUE } from './redis/keys.ts';
-import { assertNoEviction, connectRedis } from './redis/connections.ts';
+import { assertNoEviction, boundedWait, closeRedis, connectRedis } from './redis/connections.ts';
 import { ReplyChannel } from './redis/reply-channel.ts';
 import type { CompletionJob } from './queue/completion-job.ts';
 
@@ -27,14 +27,16 @@ export async function startWebTier(config: Config, log: Logger): Promise<WebTier
   const { env } = config;
   const catalog = await loadCatalogFile(env.CATALOG);
   const keys = createRedisKeys(env.REDIS_PREFIX);
-  const commands = await connectRedis(env.REDIS_URL, 'commands', 'gw-web-commands');
+  const onRedisError = (error: Error) => log.warn({ err: error }, 'redis connection error');
+  const commands = await connectRedis(env.REDIS_URL, 'commands', 'gw-web-commands', onRedisError);
   await assertNoEviction(commands);
-  const subscriber = await connectRedis(env.REDIS_URL, 'subscriber', 'gw-web-replies');
+  const subscriber = await connectRedis(env.REDIS_URL, 'subscriber', 'gw-web-replies', onRedisError);
   const repository = await createStore(config.store);
   const instanceId = ulid().toLowerCase();
   const replies = new ReplyChannel({ subscriber, commands, keys, instanceId, silenceMs: 2_000, log });
   await replies.start();
   const queue = new Queue<CompletionJob>(COMPLETION_QUEUE, { connection: commands, prefix: keys.queuePrefix });
+  queue.on('error', onRedisError);
   const dispatcher = new CompletionDispatcher({
     queue,
     replies,
@@ -71,10 +73,10 @@ export async function startWebTier(config: Config, log: Logger): Promise<WebTier
       await app.close();
       clearInterval(sweep);
       clearTimeout(timer);
-      await replies.stop();
-      await queue.close();
+      await boundedWait(replies.stop());
+      await boundedWait(queue.close());
       await repository.close();
-      await Promise.allSettled([commands.quit(), subscriber.quit()]);
+      await closeRedis([commands, subscriber]);
     },
   };
 }

@@ -4,7 +4,7 @@ import type { Config } from '../src/config.ts';
 import { loadCatalogFile } from '../src/catalog/load-catalog.ts';
 import { buildTargets, missingSecrets } from '../src/catalog/targets.ts';
 import { createRedisKeys, COMPLETION_QUEUE } from '../src/redis/keys.ts';
-import { assertNoEviction, connectRedis } from '../src/redis/connections.ts';
+import { assertNoEviction, boundedWait, closeRedis, connectRedis } from '../src/redis/connections.ts';
 import { defineScripts } from '../src/redis/scripts.ts';
 import { createProviderRegistry } from '../src/providers/registry.ts';
 import type { CompletionJob } from '../src/queue/completion-job.ts';
@@ -25,10 +25,11 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const missing = missingSecrets(catalog, config.readSecret);
   if (missing.length > 0) log.warn({ models: missing }, 'provider keys are not set; these models will fail');
   const keys = createRedisKeys(env.REDIS_PREFIX);
-  const redis = defineScripts(await connectRedis(env.REDIS_URL, 'commands', 'gw-worker-commands'));
+  const onRedisError = (error: Error) => log.warn({ err: error }, 'redis connection error');
+  const redis = defineScripts(await connectRedis(env.REDIS_URL, 'commands', 'gw-worker-commands', onRedisError));
   await assertNoEviction(redis);
-  const subscriber = await connectRedis(env.REDIS_URL, 'subscriber', 'gw-worker-cancel');
-  const blocking = await connectRedis(env.REDIS_URL, 'blocking', 'gw-worker-queue');
+  const subscriber = await connectRedis(env.REDIS_URL, 'subscriber', 'gw-worker-cancel', onRedisError);
+  const blocking = await connectRedis(env.REDIS_URL, 'blocking', 'gw-worker-queue', onRedisError);
   const providers = createProviderRegistry({
     connectTimeoutMs: env.UPSTREAM_CONNECT_TIMEOUT_MS,
     headersTimeoutMs: env.UPSTREAM_HEADERS_TIMEOUT_MS,
@@ -66,9 +67,9 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
         void worker.close(true);
       }, env.SHUTDOWN_GRACE_MS);
       await graceful.finally(() => clearTimeout(timer));
-      await stopListening();
+      await boundedWait(stopListening());
       await providers.close();
-      await Promise.allSettled([redis.quit(), subscriber.quit(), blocking.quit()]);
+      await closeRedis([redis, subscriber, blocking]);
     },
   };
 }

@@ -14,10 +14,11 @@ const OPTIONS: Record<ConnectionRole, RedisOptions> = {
   blocking: { maxRetriesPerRequest: null },
 };
 
-/** Opens a connection and waits until it is ready. */
-export async function connectRedis(url: string, role: ConnectionRole, name: string): Promise<Redis> {
+/** Opens a connection and waits until it is ready; connection errors after that go to `onError` (ioredis reconnects). */
+export async function connectRedis(url: string, role: ConnectionRole, name: string, onError: (error: Error) => void): Promise<Redis> {
   const redis = new Redis(url, { ...OPTIONS[role], connectionName: name, lazyConnect: true });
   await redis.connect();
+  redis.on('error', onError);
   return redis;
 }
 
@@ -31,4 +32,24 @@ export async function assertNoEviction(redis: Redis): Promise<void> {
   if (policy && policy !== 'noeviction') {
     throw new Error(`Redis maxmemory-policy is '${policy}'; the gateway needs 'noeviction' (set it with CONFIG SET maxmemory-policy noeviction).`);
   }
+}
+
+/**
+ * Closes connections politely when Redis answers, and drops them when it does not
+ * within `ms`: a process must be able to stop during a Redis outage.
+ */
+export async function closeRedis(connections: readonly Redis[], ms = 1000): Promise<void> {
+  await Promise.all(
+    connections.map(async (redis) => {
+      await boundedWait(redis.quit(), ms);
+      redis.disconnect();
+    }),
+  );
+}
+
+/** Waits for `work`, but not longer than `ms`; its failure is ignored (used while shutting down). */
+export async function boundedWait(work: Promise<unknown>, ms = 1000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }

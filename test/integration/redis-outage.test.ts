@@ -1,0 +1,77 @@
+/** A Redis outage is a fast 503, never a hang: the web tier against a private redis-server that the test kills. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { mkdtemp, writeFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { Redis } from 'ioredis';
+import { loadConfig } from '../../src/config.ts';
+import { startWebTier, type WebTier } from '../../src/web.ts';
+import { generateApiKey } from '../../src/auth/api-key-secret.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
+import { testCatalog } from '../helpers/test-catalog.ts';
+
+let redisServer: ChildProcess;
+let database: TestDatabase;
+let web: WebTier;
+let dir: string;
+let secret: string;
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  return port;
+}
+
+beforeAll(async () => {
+  const port = await freePort();
+  redisServer = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const probe = new Redis(port, '127.0.0.1', { retryStrategy: () => 50 });
+  probe.on('error', () => undefined);
+  await probe.ping();
+  await probe.quit();
+  database = await createTestDatabase();
+  dir = await mkdtemp(join(tmpdir(), 'gw-outage-'));
+  await writeFile(join(dir, 'catalog.json'), JSON.stringify(testCatalog('http://127.0.0.1:9/v1')));
+  web = await startWebTier(
+    loadConfig({ REDIS_URL: `redis://127.0.0.1:${port}`, DATABASE_URL: database.url, CATALOG: join(dir, 'catalog.json') }),
+    pino({ level: 'silent' }),
+  );
+  await web.repository.migrate();
+  await web.repository.tenants.create({ id: 'acme', name: 'Acme' });
+  const key = generateApiKey();
+  await web.repository.apiKeys.create({ id: key.id, tenantId: 'acme', role: 'app', secretHash: key.secretHash });
+  secret = key.secret;
+});
+
+afterAll(async () => {
+  redisServer?.kill('SIGKILL');
+  await web?.close();
+  await database?.drop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('Redis outage', () => {
+  it('completions answer 503 service_unavailable at once, and /readyz says not ready', async () => {
+    redisServer.kill('SIGKILL');
+    await once(redisServer, 'exit');
+    const started = Date.now();
+    const response = await web.app.inject({
+      method: 'POST',
+      url: '/v1/chat/completions',
+      headers: { authorization: `Bearer ${secret}` },
+      payload: { model: 'fake-gpt', messages: [{ role: 'user', content: 'hi' }] },
+    });
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(response.statusCode).toBe(503);
+    expect(response.json().error).toMatchObject({ code: 'service_unavailable', type: 'api_error' });
+    expect(response.headers['retry-after']).toBe('1');
+    const ready = await web.app.inject({ method: 'GET', url: '/readyz' });
+    expect(ready.statusCode).toBe(503);
+  });
+});
