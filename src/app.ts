@@ -35,7 +35,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: () => `req_${ulid()}`,
     requestIdHeader: false,
     bodyLimit: env.BODY_LIMIT_BYTES,
-    // Fastify ships both at 0 (no limit): a slowloris would hold sockets forever.
+    // Fastify ships requestTimeout at 0, so a slowloris client could take forever to send
+    // its request. The idle socket timeout stays 0: a non-streamed completion may be
+    // silent for minutes; REQUEST_TIMEOUT_MS bounds the answer instead.
     requestTimeout: 60_000,
     connectionTimeout: 0,
     keepAliveTimeout: 72_000,
