@@ -72,6 +72,13 @@ function parseEnv<T extends TSchema>(schema: T, source: EnvSource): Static<T> {
       .map((key) => [key, source[key]] as const)
       .filter(([, value]) => value !== undefined && value !== ''),
   );
+  // Value.Convert truncates '80.5' or '1e3' to an integer; such text is an error, not a number.
+  const properties = schema.properties as Record<string, TSchema>;
+  for (const [key, value] of Object.entries(known)) {
+    if (properties[key]?.type === 'integer' && !/^-?\d+$/.test(String(value))) {
+      throw new ConfigError(`Invalid environment variable ${key}: Expected integer; got ${JSON.stringify(value)}.`);
+    }
+  }
   const converted = Value.Convert(schema, Value.Default(schema, known));
   const problem = firstProblem(schema, converted);
   if (problem) throw new ConfigError(problem);

@@ -37,7 +37,7 @@ function validate(path: string, data: unknown): CatalogFile {
     }
   }
   for (const tier of TIER_ALIASES) {
-    const missing = file.tiers[tier].find((alias) => !(alias in file.models));
+    const missing = file.tiers[tier].find((alias) => !Object.hasOwn(file.models, alias));
     if (missing) throw new CatalogError(`Catalog ${path}: /tiers/${tier} names '${missing}', which is not in /models.`);
   }
   return file;
@@ -56,8 +56,9 @@ export async function loadCatalogFile(path: string): Promise<CatalogFile> {
 
 /** The ordered candidates an alias stands for: one model, or a tier's list. */
 export function candidatesOf(file: CatalogFile, alias: string): CatalogEntry[] | null {
-  const tier = (file.tiers as Record<string, string[] | undefined>)[alias];
-  const aliases = tier ?? (alias in file.models ? [alias] : null);
+  // hasOwn: an alias such as 'toString' or '__proto__' must not find Object.prototype.
+  const tier = Object.hasOwn(file.tiers, alias) ? (file.tiers as Record<string, string[]>)[alias] : undefined;
+  const aliases = tier ?? (Object.hasOwn(file.models, alias) ? [alias] : null);
   if (!aliases) return null;
   return aliases.map((name) => ({ ...(file.models[name] as CatalogModel), alias: name }));
 }

@@ -23,9 +23,12 @@ export function contentText(content: unknown): string {
   return text;
 }
 
+// User text such as '<|endoftext|>' is text: counted as ordinary tokens, never rejected.
+const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
+
 /** Tokens of a text with the o200k tokenizer. */
 export function countTextTokens(text: string): number {
-  return text.length === 0 ? 0 : countTokens(text);
+  return text.length === 0 ? 0 : countTokens(text, PLAIN_TEXT);
 }
 
 /** Prompt tokens of a chat request, counted with the tokenizer. */

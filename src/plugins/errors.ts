@@ -32,7 +32,7 @@ function fromValidation(issue: ValidationIssue): GatewayError {
 }
 
 /** Maps anything Fastify or a handler threw to a GatewayError: the one mapping of the web tier. */
-export function fromFastifyError(error: FastifyError, bodyLimit: number): GatewayError {
+export function fromFastifyError(error: FastifyError, request: FastifyRequest, bodyLimit: number): GatewayError {
   if (error instanceof GatewayError) return error;
   const first = error.validation?.[0];
   if (first) return fromValidation(first);
@@ -44,7 +44,7 @@ export function fromFastifyError(error: FastifyError, bodyLimit: number): Gatewa
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new RequestTooLargeError(bodyLimit);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new UnsupportedMediaTypeError(String(error.message.split("'")[1] ?? 'unknown'));
+      return new UnsupportedMediaTypeError(request.headers['content-type'] ?? 'none');
   }
   if (error instanceof SyntaxError && error.statusCode === 400) return new InvalidJsonError();
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
@@ -77,7 +77,7 @@ export function rejectOtherMethods(app: FastifyInstance, url: string, allowed: R
 export const errorsPlugin = fp(
   async (app: FastifyInstance, options: { bodyLimit: number }) => {
     app.setErrorHandler((error: FastifyError, request, reply) => {
-      const mapped = fromFastifyError(error, options.bodyLimit);
+      const mapped = fromFastifyError(error, request, options.bodyLimit);
       if (mapped.status >= 500) request.log.error({ err: error, code: mapped.code }, 'request failed');
       return sendError(request, reply, mapped);
     });

@@ -1,0 +1,187 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CatalogError, candidatesOf, loadCatalogFile } from '../../../src/catalog/load-catalog.ts';
+import type { CatalogFile, CatalogModel } from '../../../src/catalog/schema.ts';
+
+const ROOT = new URL('../../../', import.meta.url).pathname;
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'gw-catalog-'));
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+function model(overrides: Partial<CatalogModel> = {}): CatalogModel {
+  return {
+    provider: 'simulator',
+    upstream_model: 'sim-1',
+    context_window: 4096,
+    max_output_tokens: 512,
+    input_price_per_mtok: 1,
+    output_price_per_mtok: 2,
+    ...overrides,
+  };
+}
+
+function catalog(): CatalogFile {
+  return {
+    models: {
+      small: model(),
+      big: model({ upstream_model: 'sim-big', context_window: 128_000 }),
+      remote: model({ provider: 'openai-compatible', upstream_model: 'gpt-x', base_url: 'https://api.example.com/v1', api_key_env: 'EXAMPLE_KEY' }),
+    },
+    tiers: { 'svc-flash': ['small'], 'svc-standard': ['big', 'small'], 'svc-pro': ['remote', 'big'] },
+  };
+}
+
+let fileNumber = 0;
+async function write(text: string, extension = 'json'): Promise<string> {
+  const path = join(dir, `catalog-${++fileNumber}.${extension}`);
+  await writeFile(path, text);
+  return path;
+}
+
+async function loadError(data: unknown): Promise<{ path: string; message: string }> {
+  const path = await write(JSON.stringify(data));
+  const error = await loadCatalogFile(path).then(
+    () => new Error('expected a CatalogError'),
+    (thrown: unknown) => thrown as Error,
+  );
+  expect(error).toBeInstanceOf(CatalogError);
+  return { path, message: error.message };
+}
+
+describe('loadCatalogFile: formats', () => {
+  it('reads JSON', async () => {
+    const path = await write(JSON.stringify(catalog()));
+    expect(await loadCatalogFile(path)).toEqual(catalog());
+  });
+
+  it.each(['yaml', 'yml', 'YAML'])('reads YAML by its .%s extension', async (extension) => {
+    const yaml = [
+      'models:',
+      '  small: { provider: simulator, upstream_model: sim-1, context_window: 4096, max_output_tokens: 512, input_price_per_mtok: 1, output_price_per_mtok: 2 }',
+      'tiers:',
+      '  svc-flash: [small]',
+      '  svc-standard: [small]',
+      '  svc-pro: [small]',
+    ].join('\n');
+    const file = await loadCatalogFile(await write(yaml, extension));
+    expect(file.models['small']).toEqual(model());
+    expect(file.tiers['svc-pro']).toEqual(['small']);
+  });
+
+  it('names the file and the format when the text does not parse', async () => {
+    const json = await write('{"models": ');
+    await expect(loadCatalogFile(json)).rejects.toThrow(new RegExp(`^Catalog ${json} is not valid JSON: `));
+    const yaml = await write('models: [unclosed', 'yaml');
+    await expect(loadCatalogFile(yaml)).rejects.toThrow(new RegExp(`^Catalog ${yaml} is not valid YAML: `));
+  });
+
+  it('names the file and the reason when it cannot be read', async () => {
+    const missing = join(dir, 'nope.json');
+    await expect(loadCatalogFile(missing)).rejects.toThrow(`Catalog ${missing} cannot be read: ENOENT`);
+  });
+});
+
+describe('loadCatalogFile: validation names the path', () => {
+  it('a field out of range', async () => {
+    const data = catalog();
+    (data.models['small'] as CatalogModel).context_window = 0;
+    const { path, message } = await loadError(data);
+    expect(message).toBe(`Catalog ${path}: /models/small/context_window Expected integer to be greater or equal to 1.`);
+  });
+
+  it('a missing required field', async () => {
+    const data = catalog() as unknown as { models: Record<string, Record<string, unknown>> };
+    delete data.models['big']?.['upstream_model'];
+    const { message } = await loadError(data);
+    expect(message).toMatch(/: \/models\/big\/upstream_model Expected required property\.$/);
+  });
+
+  it('an unknown field of a model', async () => {
+    const data = catalog() as unknown as { models: Record<string, Record<string, unknown>> };
+    (data.models['small'] as Record<string, unknown>)['temperature_default'] = 1;
+    const { message } = await loadError(data);
+    expect(message).toMatch(/: \/models\/small\/temperature_default Unexpected property\.$/);
+  });
+
+  it('an unknown provider', async () => {
+    const data = catalog() as unknown as { models: Record<string, Record<string, unknown>> };
+    (data.models['small'] as Record<string, unknown>)['provider'] = 'anthropic';
+    expect((await loadError(data)).message).toMatch(/: \/models\/small\/provider /);
+  });
+
+  it('a missing tier', async () => {
+    const data = catalog() as unknown as { tiers: Record<string, unknown> };
+    delete data.tiers['svc-pro'];
+    expect((await loadError(data)).message).toMatch(/: \/tiers\/svc-pro Expected required property\.$/);
+  });
+
+  it('a tier naming an unknown alias', async () => {
+    const data = catalog();
+    data.tiers['svc-standard'] = ['big', 'ghost'];
+    const { path, message } = await loadError(data);
+    expect(message).toBe(`Catalog ${path}: /tiers/svc-standard names 'ghost', which is not in /models.`);
+  });
+
+  it('a tier naming an inherited object property, which is not a model', async () => {
+    const data = catalog();
+    data.tiers['svc-flash'] = ['toString'];
+    expect((await loadError(data)).message).toMatch(/: \/tiers\/svc-flash names 'toString', which is not in \/models\.$/);
+  });
+
+  it('openai-compatible without base_url', async () => {
+    const data = catalog();
+    delete (data.models['remote'] as CatalogModel).base_url;
+    const { path, message } = await loadError(data);
+    expect(message).toBe(`Catalog ${path}: /models/remote/base_url is required for provider openai-compatible.`);
+  });
+
+  it.each(['svc-flash', 'svc-pro', 'auto'])('the reserved alias %s under /models', async (alias) => {
+    const data = catalog();
+    data.models[alias] = model();
+    const { path, message } = await loadError(data);
+    expect(message).toBe(`Catalog ${path}: /models/${alias} uses a reserved alias.`);
+  });
+});
+
+describe('candidatesOf', () => {
+  it('gives one candidate for a model alias, with its alias', () => {
+    expect(candidatesOf(catalog(), 'big')).toEqual([{ ...model({ upstream_model: 'sim-big', context_window: 128_000 }), alias: 'big' }]);
+  });
+
+  it("gives a tier's models in the tier's order", () => {
+    const candidates = candidatesOf(catalog(), 'svc-pro');
+    expect(candidates?.map((c) => c.alias)).toEqual(['remote', 'big']);
+    expect(candidates?.[0]?.base_url).toBe('https://api.example.com/v1');
+    expect(candidatesOf(catalog(), 'svc-standard')?.map((c) => c.alias)).toEqual(['big', 'small']);
+  });
+
+  it('gives null for an unknown alias', () => {
+    expect(candidatesOf(catalog(), 'gpt-5')).toBeNull();
+  });
+
+  it.each(['toString', 'constructor', '__proto__', 'hasOwnProperty'])('gives null for the inherited property name %s', (alias) => {
+    expect(candidatesOf(catalog(), alias)).toBeNull();
+  });
+});
+
+describe('the catalogs of the repository', () => {
+  it('catalog/dev.yaml loads', async () => {
+    const file = await loadCatalogFile(join(ROOT, 'catalog/dev.yaml'));
+    expect(Object.keys(file.models)).toEqual(['sim-flash', 'sim-standard', 'sim-reasoning']);
+    expect(candidatesOf(file, 'svc-pro')?.map((c) => c.alias)).toEqual(['sim-reasoning', 'sim-standard']);
+  });
+
+  it('catalog/example.yaml loads', async () => {
+    const file = await loadCatalogFile(join(ROOT, 'catalog/example.yaml'));
+    expect(file.models['o3-mini']?.rejected_params).toContain('temperature');
+    expect(candidatesOf(file, 'svc-flash')?.map((c) => c.alias)).toEqual(['gpt-4o-mini', 'llama-3.1-8b-local']);
+  });
+});
