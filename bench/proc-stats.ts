@@ -1,0 +1,89 @@
+/** Memory and CPU time of processes, read from /proc (Linux only). */
+import { readFile, readdir } from 'node:fs/promises';
+
+/** Peak (VmHWM) and current (VmRSS) resident memory, in KiB; null when the process is gone. */
+export interface MemoryUse {
+  peakKb: number;
+  currentKb: number;
+}
+
+// USER_HZ: /proc/<pid>/stat counts CPU time in these ticks; 100 on every mainstream Linux build.
+const TICKS_PER_SECOND = 100;
+
+function statusField(status: string, name: string): number {
+  const match = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status);
+  return match ? Number(match[1]) : 0;
+}
+
+/** Reads VmHWM and VmRSS of a process. */
+export async function readMemory(pid: number): Promise<MemoryUse | null> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => null);
+  if (status === null) return null;
+  return { peakKb: statusField(status, 'VmHWM'), currentKb: statusField(status, 'VmRSS') };
+}
+
+/** User + system CPU seconds a process has used so far (all its threads); 0 when it is gone. */
+export async function readCpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+  if (stat === null) return 0;
+  // Fields after the parenthesised command name; utime and stime are fields 14 and 15 of the whole line.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+/** CPU seconds the whole machine has been busy (all cores; everything but idle and iowait). */
+export async function readMachineBusySeconds(): Promise<number> {
+  const stat = await readFile('/proc/stat', 'utf8').catch(() => '');
+  const fields = (stat.split('\n', 1)[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields;
+  return (user + nice + system + irq + softirq + steal) / TICKS_PER_SECOND;
+}
+
+/** The pid of the first process whose command name is `name` (e.g. redis-server), or null. */
+export async function findPidByName(name: string): Promise<number | null> {
+  const entries = await readdir('/proc').catch(() => [] as string[]);
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const comm = await readFile(`/proc/${entry}/comm`, 'utf8').catch(() => '');
+    if (comm.trim() === name) return Number(entry);
+  }
+  return null;
+}
+
+/**
+ * CPU use of named processes over an interval, as a percentage of one core, plus `other`:
+ * the rest of the machine's busy time (kernel work not charged to a process, or anything else running).
+ */
+export class CpuMeter {
+  readonly #pids: ReadonlyMap<string, number>;
+  #start = new Map<string, number>();
+  #machineStart = 0;
+  #startedAt = 0;
+
+  constructor(pids: ReadonlyMap<string, number>) {
+    this.#pids = pids;
+  }
+
+  /** Starts an interval. */
+  async begin(): Promise<void> {
+    this.#startedAt = performance.now();
+    this.#start = new Map(await Promise.all([...this.#pids].map(async ([name, pid]) => [name, await readCpuSeconds(pid)] as const)));
+    this.#machineStart = await readMachineBusySeconds();
+  }
+
+  /** Ends the interval: percent of one core per process name. */
+  async end(): Promise<Record<string, number>> {
+    const seconds = (performance.now() - this.#startedAt) / 1000;
+    const machine = (await readMachineBusySeconds()) - this.#machineStart;
+    const result: Record<string, number> = {};
+    let named = 0;
+    for (const [name, pid] of this.#pids) {
+      const used = (await readCpuSeconds(pid)) - (this.#start.get(name) ?? 0);
+      named += used;
+      result[name] = seconds > 0 ? (100 * used) / seconds : 0;
+    }
+    result.other = seconds > 0 ? Math.max(0, (100 * (machine - named)) / seconds) : 0;
+    result.total = seconds > 0 ? (100 * machine) / seconds : 0;
+    return result;
+  }
+}

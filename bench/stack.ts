@@ -1,0 +1,163 @@
+/**
+ * The system under test, started as production runs it: the bench upstream, `web` and `worker` as
+ * separate child processes, a fresh PostgreSQL database with one tenant and `app` key, and a unique
+ * Redis prefix. `close()` stops everything and removes what it created, even after a failed start.
+ */
+import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { deletePrefix, spawnEntry, type GatewayProcess } from '../test/helpers/gateway-processes.ts';
+import { createTestDatabase } from '../test/helpers/postgres.ts';
+import { createPostgresRepository } from '../src/store/postgres/adapter.ts';
+import { generateApiKey } from '../src/auth/api-key-secret.ts';
+import type { CatalogFile } from '../src/catalog/schema.ts';
+
+/** The model alias the bench requests from the gateway. */
+export const BENCH_MODEL = 'bench-gpt';
+
+/** Tuning of the gateway processes for the bench. */
+export interface StackOptions {
+  redisUrl: string;
+  /** Worker processes (production runs one per core or more; the spec's bench uses one). */
+  workers: number;
+  /** Jobs the worker runs at once and its upstream pool size; must cover the largest connection count. */
+  workerConcurrency: number;
+  upstreamConnections: number;
+  /** Extra NODE_OPTIONS per process (e.g. `--cpu-prof`). */
+  nodeOptions: { web: string; worker: string };
+}
+
+/** A running stack. */
+export interface BenchStack {
+  /** Base URLs ending in /v1. */
+  upstreamUrl: string;
+  gatewayUrl: string;
+  apiKey: string;
+  env: Record<string, string>;
+  processes: { web: GatewayProcess; workers: GatewayProcess[]; upstream: GatewayProcess };
+  close(): Promise<void>;
+}
+
+const START_TIMEOUT_MS = 30_000;
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  return port;
+}
+
+async function waitFor<T>(what: string, proc: GatewayProcess, check: () => Promise<T | null>): Promise<T> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    const value = await check().catch(() => null);
+    if (value !== null) return value;
+    if (proc.child.exitCode !== null) throw new Error(`${what} exited (${proc.child.exitCode}):\n${proc.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${what} not ready after ${START_TIMEOUT_MS} ms:\n${proc.output()}`);
+}
+
+async function stop(proc: GatewayProcess): Promise<void> {
+  if (proc.child.exitCode !== null || proc.child.signalCode !== null) return;
+  proc.child.kill('SIGTERM');
+  const timer = setTimeout(() => proc.child.kill('SIGKILL'), 15_000);
+  await proc.exited;
+  clearTimeout(timer);
+}
+
+function benchCatalog(upstreamUrl: string): CatalogFile {
+  return {
+    models: {
+      [BENCH_MODEL]: {
+        provider: 'openai-compatible',
+        upstream_model: 'bench-upstream-model',
+        base_url: upstreamUrl,
+        context_window: 8192,
+        max_output_tokens: 1024,
+        input_price_per_mtok: 1,
+        output_price_per_mtok: 2,
+      },
+    },
+    tiers: { 'svc-flash': [BENCH_MODEL], 'svc-standard': [BENCH_MODEL], 'svc-pro': [BENCH_MODEL] },
+  };
+}
+
+/** Starts upstream, database, web and worker; resolves once a completion went through end to end. */
+export async function startStack(options: StackOptions): Promise<BenchStack> {
+  const cleanups: Array<() => Promise<void>> = [];
+  const close = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((error: unknown) => console.error('cleanup:', error));
+  };
+  try {
+    const upstream = spawnEntry('bench/upstream.ts', {});
+    cleanups.push(() => stop(upstream));
+    const upstreamUrl = await waitFor('upstream', upstream, async () => {
+      const line = upstream.output().split('\n').find((l) => l.startsWith('{"url"'));
+      return line === undefined ? null : (JSON.parse(line) as { url: string }).url;
+    });
+
+    const database = await createTestDatabase();
+    cleanups.push(() => database.drop());
+    const repository = createPostgresRepository(database.url);
+    cleanups.push(() => repository.close());
+    await repository.migrate();
+    const tenant = await repository.tenants.create({ id: `bench_${randomBytes(4).toString('hex')}`, name: 'bench' });
+    const key = generateApiKey();
+    await repository.apiKeys.create({ id: key.id, tenantId: tenant.id, role: 'app', secretHash: key.secretHash });
+
+    const dir = await mkdtemp(join(tmpdir(), 'gw-bench-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const catalogPath = join(dir, 'catalog.json');
+    await writeFile(catalogPath, JSON.stringify(benchCatalog(upstreamUrl)));
+
+    const prefix = `bench${randomBytes(4).toString('hex')}`;
+    const redis = new Redis(options.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+    redis.on('error', () => undefined); // connect() and each command report their own failure
+    await redis.connect();
+    cleanups.push(async () => {
+      await deletePrefix(redis, prefix);
+      redis.disconnect();
+    });
+
+    const port = await freePort();
+    const env: Record<string, string> = {
+      REDIS_URL: options.redisUrl,
+      REDIS_PREFIX: prefix,
+      DATABASE_URL: database.url,
+      CATALOG: catalogPath,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      WORKER_CONCURRENCY: String(options.workerConcurrency),
+      UPSTREAM_CONNECTIONS: String(options.upstreamConnections),
+    };
+    const origin = `http://127.0.0.1:${port}`;
+    const web = spawnEntry('src/server.ts', { ...env, NODE_OPTIONS: options.nodeOptions.web });
+    cleanups.push(() => stop(web));
+    const workers = Array.from({ length: options.workers }, () => spawnEntry('workers/main.ts', { ...env, NODE_OPTIONS: options.nodeOptions.worker }));
+    for (const worker of workers) cleanups.push(() => stop(worker));
+    await waitFor('web', web, async () => ((await fetch(`${origin}/readyz`)).status === 200 ? true : null));
+    // The worker logs "worker ready" only at info level; a completion that comes back proves one consumes jobs.
+    await waitFor('worker', workers[0] as GatewayProcess, async () => {
+      const response = await fetch(`${origin}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: BENCH_MODEL, messages: [{ role: 'user', content: 'ping' }] }),
+        signal: AbortSignal.timeout(10_000),
+      });
+      await response.arrayBuffer();
+      return response.status === 200 ? true : null;
+    });
+    return { upstreamUrl, gatewayUrl: `${origin}/v1`, apiKey: key.secret, env, processes: { web, workers, upstream }, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
