@@ -1,11 +1,11 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { ulid } from 'ulid';
 import type { Config } from './config.ts';
 import type { CatalogFile } from './catalog/schema.ts';
 import type { ApiKeyAuthenticator } from './auth/api-key-authenticator.ts';
 import type { CompletionDispatcher } from './chat/dispatcher.ts';
 import { ServiceUnavailableError } from './errors/gateway-error.ts';
+import { newRequestId } from './request-id.ts';
 import { errorsPlugin } from './plugins/errors.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { chatCompletionsRoutes } from './routes/v1/chat-completions.ts';
@@ -32,7 +32,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: deps.log as FastifyBaseLogger,
     // Two log lines per request cost more than the rest of the web tier's work; the worker logs each completion.
     logController: new LogController({ disableRequestLogging: true }),
-    genReqId: () => `req_${ulid()}`,
+    genReqId: newRequestId,
     requestIdHeader: false,
     bodyLimit: env.BODY_LIMIT_BYTES,
     // Fastify ships requestTimeout at 0, so a slowloris client could take forever to send

@@ -1,4 +1,13 @@
-import { countTokens } from 'gpt-tokenizer';
+import { createRequire } from 'node:module';
+
+// The tokenizer's tables cost about 70 MB and 130 ms to load; most requests never need them
+// (the byte bound decides, and providers report their own counts), so load on first use.
+type CountTokens = (text: string, options: { disallowedSpecial: Set<string> }) => number;
+let countTokens: CountTokens | null = null;
+function tokenizer(): CountTokens {
+  countTokens ??= (createRequire(import.meta.url)('gpt-tokenizer') as { countTokens: CountTokens }).countTokens;
+  return countTokens;
+}
 
 // OpenAI's chat format costs about 3 tokens per message plus 3 to prime the reply
 // (openai-cookbook, "How to count tokens with tiktoken").
@@ -28,7 +37,7 @@ const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
 /** Tokens of a text with the o200k tokenizer. */
 export function countTextTokens(text: string): number {
-  return text.length === 0 ? 0 : countTokens(text, PLAIN_TEXT);
+  return text.length === 0 ? 0 : tokenizer()(text, PLAIN_TEXT);
 }
 
 /** Prompt tokens of a chat request, counted with the tokenizer. */

@@ -25,6 +25,11 @@ export class EventQueue implements AsyncIterable<CompletionEvent> {
     this.#waiter = null;
   }
 
+  /** Every event already buffered, at once (so a relay can write them in one call). */
+  takeBuffered(): CompletionEvent[] {
+    return this.#buffer.splice(0);
+  }
+
   /** The next event, or null once closed and drained. */
   next(): Promise<CompletionEvent | null> {
     const buffered = this.#buffer.shift();

@@ -36,7 +36,9 @@ async function write(raw: ServerResponse, text: string, options: SseOptions): Pr
   return !raw.destroyed;
 }
 
-function errorEvent(request: FastifyRequest, event: CompletionEvent): string {
+function sseText(request: FastifyRequest, event: CompletionEvent): string {
+  if (event.type === 'chunk') return formatSseData(event.payload);
+  if (event.type === 'done') return SSE_DONE;
   return formatSseData(JSON.stringify(toEnvelope(payloadToError(event.payload), request.id)));
 }
 
@@ -53,7 +55,9 @@ export async function relaySse(request: FastifyRequest, reply: FastifyReply, dis
   const keepAlive = setInterval(() => raw.write(SSE_KEEP_ALIVE), options.keepAliveMs);
   try {
     for (let event: CompletionEvent | null = first; event; event = await dispatch.events.next()) {
-      const text = event.type === 'chunk' ? formatSseData(event.payload) : event.type === 'done' ? SSE_DONE : errorEvent(request, event);
+      // Events that arrived together (one pub/sub message) go out in one write.
+      let text = sseText(request, event);
+      for (const buffered of dispatch.events.takeBuffered()) text += sseText(request, buffered);
       if (!(await write(raw, text, options))) {
         dispatch.cancel();
         break;

@@ -2,7 +2,8 @@
 import type { SimulatorOptions } from '../../catalog/schema.ts';
 import type { ChatCompletion, ChatCompletionChunk, ProviderAdapter, ProviderRequest, Usage } from '../types.ts';
 import { brokenStreamError, hang, pause, rollFault, statusFaultError, type FaultKind } from './faults.ts';
-import { countPromptTokens, generatePieces, seedFromMessages } from './text.ts';
+import { generatePieces, seedFromMessages } from './text.ts';
+import { countPromptTokens, type CountableMessage } from '../../catalog/tokens.ts';
 
 /** Knobs for tests and for the registry. */
 export interface SimulatorAdapterOptions {
@@ -83,7 +84,7 @@ function makePlan(request: ProviderRequest, fault: FaultKind | null): Plan {
   const cap = maxTokens(request.body);
   const length = cap === null ? configured : Math.min(cap, configured);
   const pieces = generatePieces(seedFromMessages(request.body.messages), length);
-  const promptTokens = countPromptTokens(request.body.messages);
+  const promptTokens = countPromptTokens(Array.isArray(request.body['messages']) ? (request.body['messages'] as CountableMessage[]) : []);
   return {
     id: `chatcmpl-sim-${crypto.randomUUID().replaceAll('-', '')}`,
     created: Math.floor(Date.now() / 1000),

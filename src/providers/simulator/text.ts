@@ -1,5 +1,4 @@
-/** The simulator's deterministic text and its prompt-token count. */
-import { countTokens } from 'gpt-tokenizer';
+/** The simulator's deterministic text. */
 
 // Common English words that o200k encodes as one token each (with their leading space), so that
 // the generated piece count is the completion token count.
@@ -29,23 +28,6 @@ export function generatePieces(seed: number, count: number): string[] {
     pieces.push(i === 0 ? word : ` ${word}`);
   }
   return pieces;
-}
-
-/** Tokens of the messages' text (string contents and text parts), counted with o200k_base. */
-export function countPromptTokens(messages: unknown): number {
-  if (!Array.isArray(messages)) return 0;
-  const texts = messages.flatMap((message: unknown) => messageTexts(message));
-  return texts.length === 0 ? 0 : countTokens(texts.join('\n'));
-}
-
-function messageTexts(message: unknown): string[] {
-  if (typeof message !== 'object' || message === null || !('content' in message)) return [];
-  const content: unknown = message.content;
-  if (typeof content === 'string') return [content];
-  if (!Array.isArray(content)) return [];
-  return content.flatMap((part: unknown) =>
-    typeof part === 'object' && part !== null && 'text' in part && typeof part.text === 'string' ? [part.text] : [],
-  );
 }
 
 // mulberry32: a tiny, well-distributed PRNG; determinism matters here, not quality.

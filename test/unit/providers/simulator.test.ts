@@ -1,5 +1,6 @@
 import { describe, it, expect } from 'vitest';
-import { countTokens, encode } from 'gpt-tokenizer';
+import { encode } from 'gpt-tokenizer';
+import { countPromptTokens } from '../../../src/catalog/tokens.ts';
 import type { SimulatorOptions } from '../../../src/catalog/schema.ts';
 import { createSimulatorAdapter } from '../../../src/providers/simulator/index.ts';
 import type { ChatCompletionChunk, ProviderRequest } from '../../../src/providers/types.ts';
@@ -50,7 +51,7 @@ describe('simulator output', () => {
 
   it('reports usage counted with the tokenizer', async () => {
     const completion = await simulator.complete(call({ completion_tokens: 12 }));
-    const prompt = countTokens('You are terse.\nTell me about gateways.');
+    const prompt = countPromptTokens(messages);
     expect(completion.usage).toEqual({ prompt_tokens: prompt, completion_tokens: 12, total_tokens: prompt + 12 });
     expect(encode(completion.choices[0]?.message.content ?? '')).toHaveLength(12);
   });
