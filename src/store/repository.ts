@@ -35,9 +35,182 @@ export interface ApiKeyRepository {
   create(key: { id: string; tenantId: string; role: Role; secretHash: string }): Promise<ApiKeyRecord>;
   /** The key whose secret hashes to `secretHash`, revoked or not. */
   findByHash(secretHash: string): Promise<ApiKeyRecord | null>;
-  /** Marks the key revoked; false when no such key exists. Revoking twice keeps the first time. */
-  revoke(id: string): Promise<boolean>;
+  /** Marks the key revoked and returns it; null when no such key exists. Revoking twice keeps the first time. */
+  revoke(id: string): Promise<ApiKeyRecord | null>;
   listByTenant(tenantId: string): Promise<ApiKeyRecord[]>;
+}
+
+/** One message template of a prompt version; `content` holds `{{variable}}` placeholders. */
+export interface PromptMessageTemplate {
+  role: string;
+  content: string;
+}
+
+/** An immutable version of a named prompt. */
+export interface PromptVersion {
+  tenantId: string;
+  name: string;
+  version: number;
+  messages: PromptMessageTemplate[];
+  /** Catalog alias the prompt runs on. */
+  model: string;
+  /** Chat parameters applied with it (temperature, max_tokens, …). */
+  parameters: Record<string, unknown>;
+  /** The placeholder names of `messages`, sorted, each once. */
+  variables: string[];
+  createdAt: Date;
+  createdBy: string;
+}
+
+/** A prompt's versions and which one is active. */
+export interface PromptHistory {
+  name: string;
+  activeVersion: number;
+  versions: PromptVersion[];
+}
+
+/** Named prompts: versions are numbered 1, 2, … per tenant and name and never change. */
+export interface PromptRepository {
+  /**
+   * Stores the next version (1 for a new name). The first version of a name becomes
+   * active at once; later ones only when `activate` is true or by `activate()`.
+   */
+  createVersion(input: {
+    tenantId: string;
+    name: string;
+    messages: PromptMessageTemplate[];
+    model: string;
+    parameters: Record<string, unknown>;
+    variables: string[];
+    createdBy: string;
+    activate: boolean;
+  }): Promise<PromptVersion>;
+  /** Makes `version` the active one; throws PromptNotFoundError when the name or version does not exist. */
+  activate(tenantId: string, name: string, version: number): Promise<PromptVersion>;
+  /** The active version, or null when the tenant has no prompt of that name. */
+  getActive(tenantId: string, name: string): Promise<PromptVersion | null>;
+  /** Every version, newest first, with the active one; null when the name is unknown. */
+  history(tenantId: string, name: string): Promise<PromptHistory | null>;
+}
+
+/** How a request ended, as far as usage is concerned. */
+export type UsageStatus = 'succeeded' | 'failed' | 'cancelled';
+
+/** One request that reached the stage of calling a provider. Never holds prompt or completion text. */
+export interface UsageRecord {
+  requestId: string;
+  tenantId: string;
+  keyId: string;
+  feature: string | null;
+  /** The alias the client asked for (a model or a tier). */
+  requestedModel: string;
+  /** The catalog alias that answered (or was tried last). */
+  model: string;
+  provider: string;
+  upstreamModel: string;
+  promptName: string | null;
+  promptVersion: number | null;
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  usageSource: 'provider' | 'estimated';
+  /** Integer micro-units of the tenant's currency. */
+  costMicros: number;
+  status: UsageStatus;
+  errorCode: string | null;
+  queueWaitMs: number;
+  /** From enqueue to the first token; null when none was produced or the request was not streamed. */
+  ttftMs: number | null;
+  /** From enqueue to the end. */
+  latencyMs: number;
+  stream: boolean;
+  piiFlags: string[];
+  createdAt: Date;
+}
+
+/** Filters of a usage query; `since` inclusive, `until` exclusive. */
+export interface UsageFilter {
+  tenantId: string;
+  since: Date;
+  until: Date;
+  model?: string;
+  feature?: string;
+  keyId?: string;
+}
+
+/** Position after the last record of a page: newest first, ties broken by request id. */
+export interface UsageCursor {
+  createdAt: Date;
+  requestId: string;
+}
+
+/** Sums over a group of usage records. */
+export interface UsageGroup {
+  /** The day (YYYY-MM-DD, UTC), model alias or feature (null when none) of the group. */
+  key: string | null;
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  costMicros: number;
+}
+
+/** Usage records; written idempotently by request id (the outbox may deliver twice). */
+export interface UsageRepository {
+  /** Inserts the records whose request id is new; returns how many were new. */
+  insertMany(records: UsageRecord[]): Promise<number>;
+  /** One page, newest first, at most `limit` records after `cursor`. */
+  list(filter: UsageFilter, limit: number, cursor: UsageCursor | null): Promise<UsageRecord[]>;
+  /** Sums per UTC day, model or feature, ordered by key. */
+  sum(filter: UsageFilter, groupBy: 'day' | 'model' | 'feature'): Promise<UsageGroup[]>;
+}
+
+/** An audit event before it is chained. */
+export interface AuditEventInput {
+  /** Unique id (`aud_<ulid>`), so a redelivered event is stored once. */
+  id: string;
+  tenantId: string;
+  /** Who did it: a key id, `cli`, or `anonymous`. */
+  actor: string;
+  /** What was done, e.g. `key.created`, `prompt.activated`, `auth.denied`. */
+  action: string;
+  /** What it was done to, e.g. a key id or `prompt:welcome@3`. */
+  target: string | null;
+  outcome: 'success' | 'denied' | 'blocked' | 'flagged' | 'failure';
+  requestId: string | null;
+  details: Record<string, unknown>;
+  createdAt: Date;
+}
+
+/** A stored audit event: numbered per tenant and chained to the previous one by hash. */
+export interface AuditEvent extends AuditEventInput {
+  seq: number;
+  prevHash: string;
+  hash: string;
+}
+
+/** Filters of an audit query; `since` inclusive, `until` exclusive. */
+export interface AuditFilter {
+  tenantId: string;
+  since?: Date;
+  until?: Date;
+  action?: string;
+  actor?: string;
+}
+
+/** The result of walking a tenant's chain. */
+export type AuditVerification =
+  | { ok: true; events: number }
+  | { ok: false; events: number; brokenAt: { id: string; seq: number }; reason: string };
+
+/** The audit log: append-only and tamper-evident per tenant. */
+export interface AuditRepository {
+  /** Appends events in order, each chained to its tenant's last one; an id already stored is skipped. */
+  append(events: AuditEventInput[]): Promise<AuditEvent[]>;
+  /** One page, newest first (highest seq first), at most `limit` events with seq below `beforeSeq`. */
+  list(filter: AuditFilter, limit: number, beforeSeq: number | null): Promise<AuditEvent[]>;
+  /** Recomputes the tenant's chain and names the first event whose hash or link is wrong. */
+  verify(tenantId: string): Promise<AuditVerification>;
 }
 
 /** The whole store, as built once per process by src/store/create-store.ts. */
@@ -45,6 +218,9 @@ export interface Repository {
   readonly kind: 'postgres' | 'mongodb';
   readonly tenants: TenantRepository;
   readonly apiKeys: ApiKeyRepository;
+  readonly prompts: PromptRepository;
+  readonly usage: UsageRepository;
+  readonly audit: AuditRepository;
   /** Creates tables/collections and indexes; idempotent (run by `release`). */
   migrate(): Promise<void>;
   /** Cheap liveness probe for /readyz. */
@@ -69,5 +245,15 @@ export class TenantNotFoundError extends Error {
     super(`Tenant '${tenantId}' does not exist.`);
     this.tenantId = tenantId;
     this.name = 'TenantNotFoundError';
+  }
+}
+
+/** Thrown when a prompt name or version does not exist for the tenant. */
+export class PromptNotFoundError extends Error {
+  readonly promptName: string;
+  constructor(name: string, version?: number) {
+    super(version === undefined ? `Prompt '${name}' does not exist.` : `Prompt '${name}' has no version ${version}.`);
+    this.name = 'PromptNotFoundError';
+    this.promptName = name;
   }
 }

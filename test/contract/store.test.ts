@@ -1,17 +1,21 @@
-import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateApiKey } from '../../src/auth/api-key-secret.ts';
+import mongoose from 'mongoose';
+import { Client } from 'pg';
+import { afterAll, beforeAll, describe } from 'vitest';
 import { createStore } from '../../src/store/create-store.ts';
-import { TenantExistsError, TenantNotFoundError, type Repository, type Role } from '../../src/store/repository.ts';
+import type { Repository } from '../../src/store/repository.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
+import { auditCases } from './store-cases/audit.ts';
+import type { AuditTamper, StoreContext } from './store-cases/context.ts';
+import { promptCases } from './store-cases/prompts.ts';
+import { tenantAndKeyCases } from './store-cases/tenants-keys.ts';
+import { usageCases } from './store-cases/usage.ts';
 
-/** An adapter opened for one suite run, and what removes its data afterwards. */
+/** An adapter opened for one suite run, a way around it, and what removes its data afterwards. */
 interface AdapterUnderTest {
   repo: Repository;
+  tamper: AuditTamper;
   teardown(): Promise<void>;
 }
-
-const uid = () => randomBytes(5).toString('hex');
 
 /** The one contract every Repository adapter must satisfy. */
 function repositoryContract(
@@ -22,15 +26,11 @@ function repositoryContract(
 ): void {
   (options.skip ? describe.skip : describe)(title, () => {
     let adapter: AdapterUnderTest | undefined;
-    const repo = (): Repository => {
+    const opened = (): AdapterUnderTest => {
       if (!adapter) throw new Error('adapter not opened');
-      return adapter.repo;
+      return adapter;
     };
-    const newTenant = async () => repo().tenants.create({ id: `t-${uid()}`, name: 'Test tenant' });
-    const newKey = async (tenantId: string, role: Role = 'developer') => {
-      const key = generateApiKey();
-      return repo().apiKeys.create({ id: key.id, tenantId, role, secretHash: key.secretHash });
-    };
+    const store: StoreContext = { repo: () => opened().repo, tamper: () => opened().tamper };
 
     beforeAll(async () => {
       adapter = await open();
@@ -42,101 +42,47 @@ function repositoryContract(
       await adapter?.teardown();
     });
 
-    it('reports its kind and answers ping', async () => {
-      expect(repo().kind).toBe(kind);
-      await expect(repo().ping()).resolves.toBeUndefined();
-    });
-
-    it('creates a tenant and reads it back', async () => {
-      const id = `t-${uid()}`;
-      const created = await repo().tenants.create({ id, name: 'Acme Inc' });
-      expect(created).toEqual({ id, name: 'Acme Inc', createdAt: expect.any(Date) });
-      expect(Math.abs(created.createdAt.getTime() - Date.now())).toBeLessThan(60_000);
-      expect(await repo().tenants.get(id)).toEqual(created);
-    });
-
-    it('returns null for an unknown tenant', async () => {
-      expect(await repo().tenants.get(`missing-${uid()}`)).toBeNull();
-    });
-
-    it('rejects a duplicate tenant id with TenantExistsError', async () => {
-      const tenant = await newTenant();
-      const duplicate = repo().tenants.create({ id: tenant.id, name: 'Other' });
-      await expect(duplicate).rejects.toBeInstanceOf(TenantExistsError);
-      await expect(repo().tenants.create({ id: tenant.id, name: 'Other' })).rejects.toMatchObject({ tenantId: tenant.id });
-      expect((await repo().tenants.get(tenant.id))?.name).toBe('Test tenant');
-    });
-
-    it('creates a key and finds it by the hash of its secret', async () => {
-      const tenant = await newTenant();
-      const key = generateApiKey();
-      const created = await repo().apiKeys.create({ id: key.id, tenantId: tenant.id, role: 'app', secretHash: key.secretHash });
-      expect(created).toEqual({
-        id: key.id,
-        tenantId: tenant.id,
-        role: 'app',
-        secretHash: key.secretHash,
-        createdAt: expect.any(Date),
-        revokedAt: null,
-      });
-      expect(await repo().apiKeys.findByHash(key.secretHash)).toEqual(created);
-    });
-
-    it('returns null for an unknown hash', async () => {
-      expect(await repo().apiKeys.findByHash(generateApiKey().secretHash)).toBeNull();
-    });
-
-    it('rejects a key for an unknown tenant with TenantNotFoundError', async () => {
-      const tenantId = `missing-${uid()}`;
-      const created = newKey(tenantId);
-      await expect(created).rejects.toBeInstanceOf(TenantNotFoundError);
-      await expect(newKey(tenantId)).rejects.toMatchObject({ tenantId });
-    });
-
-    it('rejects a second key with the same secret hash', async () => {
-      const tenant = await newTenant();
-      const first = await newKey(tenant.id);
-      const again = repo().apiKeys.create({ id: generateApiKey().id, tenantId: tenant.id, role: 'admin', secretHash: first.secretHash });
-      await expect(again).rejects.toThrow();
-    });
-
-    it('revokes a key, still finds it with revokedAt set, and keeps the first revocation time', async () => {
-      const tenant = await newTenant();
-      const key = await newKey(tenant.id);
-      expect(await repo().apiKeys.revoke(key.id)).toBe(true);
-      const revoked = await repo().apiKeys.findByHash(key.secretHash);
-      expect(revoked).toEqual({ ...key, revokedAt: expect.any(Date) });
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      expect(await repo().apiKeys.revoke(key.id)).toBe(true);
-      expect((await repo().apiKeys.findByHash(key.secretHash))?.revokedAt).toEqual(revoked?.revokedAt);
-    });
-
-    it('returns false when revoking an unknown key', async () => {
-      expect(await repo().apiKeys.revoke(`key_missing_${uid()}`)).toBe(false);
-    });
-
-    it("lists only the tenant's own keys, revoked ones included", async () => {
-      const [a, b, empty] = [await newTenant(), await newTenant(), await newTenant()];
-      const aKeys = [await newKey(a.id, 'admin'), await newKey(a.id, 'auditor')];
-      const bKey = await newKey(b.id);
-      await repo().apiKeys.revoke(aKeys[1]?.id ?? '');
-      const listed = await repo().apiKeys.listByTenant(a.id);
-      expect(listed.map((k) => k.id).sort()).toEqual(aKeys.map((k) => k.id).sort());
-      expect(listed.find((k) => k.role === 'auditor')?.revokedAt).toBeInstanceOf(Date);
-      expect(await repo().apiKeys.listByTenant(b.id)).toEqual([bKey]);
-      expect(await repo().apiKeys.listByTenant(empty.id)).toEqual([]);
-    });
-
-    it('migrates again, even concurrently, without touching the data', async () => {
-      const tenant = await newTenant();
-      const key = await newKey(tenant.id);
-      await repo().migrate();
-      await Promise.all([repo().migrate(), repo().migrate()]);
-      expect(await repo().tenants.get(tenant.id)).toEqual(tenant);
-      expect(await repo().apiKeys.findByHash(key.secretHash)).toEqual(key);
-      await expect(repo().tenants.create({ id: tenant.id, name: 'x' })).rejects.toBeInstanceOf(TenantExistsError);
-    });
+    describe('tenants and keys', () => tenantAndKeyCases(store, kind));
+    describe('prompts', () => promptCases(store));
+    describe('usage', () => usageCases(store));
+    describe('audit', () => auditCases(store));
   });
+}
+
+/** Tampering through a plain pg client, as someone with database access would. */
+function postgresTamper(url: string): AuditTamper {
+  const run = async (sql: string, params: unknown[]) => {
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query(sql, params);
+    } finally {
+      await client.end();
+    }
+  };
+  return {
+    async editEvent(id, change) {
+      if (change.actor !== undefined) await run('UPDATE audit_events SET actor = $2 WHERE id = $1', [id, change.actor]);
+      if (change.details !== undefined) await run('UPDATE audit_events SET details = $2::jsonb WHERE id = $1', [id, JSON.stringify(change.details)]);
+    },
+    deleteEvent: (id) => run('DELETE FROM audit_events WHERE id = $1', [id]),
+  };
+}
+
+/** Tampering through a second connection's raw collection. */
+async function mongoTamper(uri: string): Promise<{ tamper: AuditTamper; close(): Promise<void> }> {
+  const connection = await mongoose.createConnection(uri).asPromise();
+  const events = () => {
+    if (!connection.db) throw new Error('tamper connection is not open');
+    return connection.db.collection<{ _id: string }>('audit_events');
+  };
+  return {
+    tamper: {
+      editEvent: async (id, change) => void (await events().updateOne({ _id: id }, { $set: change })),
+      deleteEvent: async (id) => void (await events().deleteOne({ _id: id })),
+    },
+    close: () => connection.close(),
+  };
 }
 
 type MongoTarget = { uri: string; stop(): Promise<void> } | { skipReason: string };
@@ -172,7 +118,7 @@ async function findMongo(): Promise<MongoTarget> {
 
 repositoryContract('PostgreSQL adapter', 'postgres', async () => {
   const database = await createTestDatabase();
-  return { repo: await createStore({ kind: 'postgres', databaseUrl: database.url }), teardown: database.drop };
+  return { repo: await createStore({ kind: 'postgres', databaseUrl: database.url }), tamper: postgresTamper(database.url), teardown: database.drop };
 });
 
 const mongo = await findMongo();
@@ -181,8 +127,15 @@ if ('skipReason' in mongo) {
   console.warn(`\n*** ${title} ***\n`);
   repositoryContract(title, 'mongodb', () => Promise.reject(new Error(title)), { skip: true });
 } else {
-  repositoryContract('MongoDB adapter', 'mongodb', async () => ({
-    repo: await createStore({ kind: 'mongodb', mongodbUri: mongo.uri }),
-    teardown: mongo.stop,
-  }));
+  repositoryContract('MongoDB adapter', 'mongodb', async () => {
+    const raw = await mongoTamper(mongo.uri);
+    return {
+      repo: await createStore({ kind: 'mongodb', mongodbUri: mongo.uri }),
+      tamper: raw.tamper,
+      teardown: async () => {
+        await raw.close();
+        await mongo.stop();
+      },
+    };
+  });
 }

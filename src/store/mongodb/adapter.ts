@@ -9,7 +9,10 @@ import {
   type Tenant,
   type TenantRepository,
 } from '../repository.ts';
+import { createAuditModels, createAuditRepository } from './audit.ts';
 import { createModels, type ApiKeyDocument, type StoreModels, type TenantDocument } from './models.ts';
+import { createPromptModels, createPromptRepository } from './prompts.ts';
+import { createUsageModel, createUsageRepository } from './usage.ts';
 
 // MongoDB server error code for a unique index violation.
 const DUPLICATE_KEY = 11000;
@@ -74,9 +77,11 @@ function createApiKeyRepository({ Tenant, ApiKey }: StoreModels): ApiKeyReposito
     },
     async revoke(id) {
       // The filter on revoked_at keeps the first revocation time when a key is revoked twice.
-      const result = await ApiKey.updateOne({ _id: id, revoked_at: null }, { $set: { revoked_at: new Date() } }).exec();
-      if (result.matchedCount > 0) return true;
-      return (await ApiKey.exists({ _id: id })) !== null;
+      const revoked = await ApiKey.findOneAndUpdate({ _id: id, revoked_at: null }, { $set: { revoked_at: new Date() } }, { returnDocument: 'after' })
+        .lean<ApiKeyDocument>()
+        .exec();
+      const doc = revoked ?? (await ApiKey.findById(id).lean<ApiKeyDocument>().exec());
+      return doc ? toApiKey(doc) : null;
     },
     async listByTenant(tenantId) {
       const docs = await ApiKey.find({ tenant_id: tenantId }).sort({ created_at: 1, _id: 1 }).lean<ApiKeyDocument[]>().exec();
@@ -102,13 +107,19 @@ export async function createMongoRepository(uri: string): Promise<Repository> {
     throw error;
   }
   const models = createModels(connection);
+  const promptModels = createPromptModels(connection);
+  const usageModel = createUsageModel(connection);
+  const auditModels = createAuditModels(connection);
+  const indexed = [models.Tenant, models.ApiKey, promptModels.PromptHead, promptModels.PromptVersion, usageModel, auditModels.EventModel, auditModels.HeadModel];
   return {
     kind: 'mongodb',
     tenants: createTenantRepository(models),
     apiKeys: createApiKeyRepository(models),
+    prompts: createPromptRepository(promptModels),
+    usage: createUsageRepository(usageModel),
+    audit: createAuditRepository(auditModels),
     async migrate() {
-      await models.Tenant.syncIndexes();
-      await models.ApiKey.syncIndexes();
+      for (const model of indexed) await model.syncIndexes();
     },
     async ping() {
       const db = connection.db;

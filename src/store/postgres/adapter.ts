@@ -10,7 +10,10 @@ import {
   type Tenant,
   type TenantRepository,
 } from '../repository.ts';
+import { createAuditRepository } from './audit.ts';
 import { runMigrations } from './migrations.ts';
+import { createPromptRepository } from './prompts.ts';
+import { createUsageRepository } from './usage.ts';
 
 interface TenantRow {
   id: string;
@@ -98,8 +101,12 @@ function createApiKeyRepository(pool: Pool): ApiKeyRepository {
       return row ? toApiKey(row) : null;
     },
     async revoke(id) {
-      const result = await pool.query('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1', [id]);
-      return (result.rowCount ?? 0) > 0;
+      const result = await pool.query<ApiKeyRow>(
+        `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING ${API_KEY_COLUMNS}`,
+        [id],
+      );
+      const row = result.rows[0];
+      return row ? toApiKey(row) : null;
     },
     async listByTenant(tenantId) {
       const result = await pool.query<ApiKeyRow>(
@@ -122,6 +129,9 @@ export function createPostgresRepository(databaseUrl: string): Repository {
     kind: 'postgres',
     tenants: createTenantRepository(pool),
     apiKeys: createApiKeyRepository(pool),
+    prompts: createPromptRepository(pool),
+    usage: createUsageRepository(pool),
+    audit: createAuditRepository(pool),
     migrate: () => runMigrations(pool),
     async ping() {
       await pool.query('SELECT 1');

@@ -31,6 +31,101 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX api_keys_tenant_id_created_at_idx ON api_keys (tenant_id, created_at);
     `,
   },
+  {
+    version: 2,
+    name: 'prompts and their versions',
+    sql: `
+      CREATE TABLE prompts (
+        tenant_id text NOT NULL,
+        name text NOT NULL,
+        active_version integer NOT NULL,
+        last_version integer NOT NULL,
+        PRIMARY KEY (tenant_id, name)
+      );
+      CREATE TABLE prompt_versions (
+        tenant_id text NOT NULL,
+        name text NOT NULL,
+        version integer NOT NULL,
+        messages jsonb NOT NULL,
+        model text NOT NULL,
+        parameters jsonb NOT NULL,
+        variables text[] NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        created_by text NOT NULL,
+        PRIMARY KEY (tenant_id, name, version),
+        FOREIGN KEY (tenant_id, name) REFERENCES prompts (tenant_id, name)
+      );
+    `,
+  },
+  {
+    version: 3,
+    name: 'usage records',
+    sql: `
+      CREATE TABLE usage_records (
+        request_id text PRIMARY KEY,
+        tenant_id text NOT NULL,
+        key_id text NOT NULL,
+        feature text,
+        requested_model text NOT NULL,
+        model text NOT NULL,
+        provider text NOT NULL,
+        upstream_model text NOT NULL,
+        prompt_name text,
+        prompt_version integer,
+        prompt_tokens integer NOT NULL,
+        completion_tokens integer NOT NULL,
+        total_tokens integer NOT NULL,
+        usage_source text NOT NULL CHECK (usage_source IN ('provider', 'estimated')),
+        cost_micros bigint NOT NULL,
+        status text NOT NULL CHECK (status IN ('succeeded', 'failed', 'cancelled')),
+        error_code text,
+        queue_wait_ms integer NOT NULL,
+        ttft_ms integer,
+        latency_ms integer NOT NULL,
+        stream boolean NOT NULL,
+        pii_flags text[] NOT NULL,
+        created_at timestamptz NOT NULL
+      );
+      -- Every query is one tenant's time range, newest first; the filtered ones get their own
+      -- prefix so a rare model or feature does not scan the tenant's whole range.
+      CREATE INDEX usage_records_tenant_created_idx ON usage_records (tenant_id, created_at DESC, request_id DESC);
+      CREATE INDEX usage_records_tenant_model_created_idx ON usage_records (tenant_id, model, created_at DESC, request_id DESC);
+      CREATE INDEX usage_records_tenant_key_created_idx ON usage_records (tenant_id, key_id, created_at DESC, request_id DESC);
+      CREATE INDEX usage_records_tenant_feature_created_idx ON usage_records (tenant_id, feature, created_at DESC, request_id DESC)
+        WHERE feature IS NOT NULL;
+    `,
+  },
+  {
+    version: 4,
+    name: 'audit events',
+    sql: `
+      CREATE TABLE audit_events (
+        id text PRIMARY KEY,
+        tenant_id text NOT NULL,
+        seq bigint NOT NULL,
+        actor text NOT NULL,
+        action text NOT NULL,
+        target text,
+        outcome text NOT NULL,
+        request_id text,
+        details jsonb NOT NULL,
+        created_at timestamptz NOT NULL,
+        prev_hash text NOT NULL,
+        hash text NOT NULL,
+        UNIQUE (tenant_id, seq)
+      );
+      CREATE INDEX audit_events_tenant_action_seq_idx ON audit_events (tenant_id, action, seq);
+      CREATE INDEX audit_events_tenant_actor_seq_idx ON audit_events (tenant_id, actor, seq);
+      -- One row per tenant: the end of its chain, locked by every append (seq 0 = no events yet).
+      -- verify() compares it with the last event, so removing events from the end is detected too.
+      CREATE TABLE audit_heads (
+        tenant_id text PRIMARY KEY,
+        seq bigint NOT NULL,
+        hash text NOT NULL,
+        last_id text
+      );
+    `,
+  },
 ];
 
 // Any constant works; it only has to be the same in every process that migrates.

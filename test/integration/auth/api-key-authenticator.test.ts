@@ -98,7 +98,7 @@ describe('ApiKeyAuthenticator: lookups', () => {
     const spy = counted();
     const authenticator = new ApiKeyAuthenticator(spy.repository, TTL_MS, () => now);
     expect((await authenticator.authenticate(`Bearer ${key.secret}`)).keyId).toBe(key.id);
-    expect(await repository.apiKeys.revoke(key.id)).toBe(true);
+    expect(await repository.apiKeys.revoke(key.id)).toMatchObject({ id: key.id, revokedAt: expect.any(Date) });
     now += TTL_MS - 1;
     expect((await authenticator.authenticate(`Bearer ${key.secret}`)).role).toBe('app');
     expect(spy.calls()).toBe(1);

@@ -1,0 +1,211 @@
+/** Usage records in MongoDB: `_id` is the request id, so a redelivered record is rejected by the primary key. */
+import mongoose, { Schema, type Connection, type Model, type PipelineStage, type QueryFilter } from 'mongoose';
+import type { UsageCursor, UsageFilter, UsageGroup, UsageRecord, UsageRepository, UsageStatus } from '../repository.ts';
+
+/** A usage record document; field names mirror the PostgreSQL columns. */
+export interface UsageDocument {
+  _id: string;
+  tenant_id: string;
+  key_id: string;
+  feature: string | null;
+  requested_model: string;
+  model: string;
+  provider: string;
+  upstream_model: string;
+  prompt_name: string | null;
+  prompt_version: number | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  usage_source: 'provider' | 'estimated';
+  cost_micros: number;
+  status: UsageStatus;
+  error_code: string | null;
+  queue_wait_ms: number;
+  ttft_ms: number | null;
+  latency_ms: number;
+  stream: boolean;
+  pii_flags: string[];
+  created_at: Date;
+}
+
+interface GroupDocument {
+  _id: string | null;
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cost_micros: number;
+}
+
+// MongoDB server error code for a unique index violation.
+const DUPLICATE_KEY = 11000;
+
+const usageSchema = new Schema<UsageDocument>(
+  {
+    _id: { type: String, required: true },
+    tenant_id: { type: String, required: true },
+    key_id: { type: String, required: true },
+    feature: { type: String, default: null },
+    requested_model: { type: String, required: true },
+    model: { type: String, required: true },
+    provider: { type: String, required: true },
+    upstream_model: { type: String, required: true },
+    prompt_name: { type: String, default: null },
+    prompt_version: { type: Number, default: null },
+    prompt_tokens: { type: Number, required: true },
+    completion_tokens: { type: Number, required: true },
+    total_tokens: { type: Number, required: true },
+    usage_source: { type: String, required: true, enum: ['provider', 'estimated'] },
+    cost_micros: { type: Number, required: true },
+    status: { type: String, required: true, enum: ['succeeded', 'failed', 'cancelled'] },
+    error_code: { type: String, default: null },
+    queue_wait_ms: { type: Number, required: true },
+    ttft_ms: { type: Number, default: null },
+    latency_ms: { type: Number, required: true },
+    stream: { type: Boolean, required: true },
+    pii_flags: { type: [String], required: true },
+    created_at: { type: Date, required: true },
+  },
+  { collection: 'usage_records', versionKey: false },
+);
+// The same shape as the PostgreSQL indexes: one tenant's time range, newest first, per filter.
+usageSchema.index({ tenant_id: 1, created_at: -1, _id: -1 });
+usageSchema.index({ tenant_id: 1, model: 1, created_at: -1, _id: -1 });
+usageSchema.index({ tenant_id: 1, key_id: 1, created_at: -1, _id: -1 });
+usageSchema.index({ tenant_id: 1, feature: 1, created_at: -1, _id: -1 });
+
+const GROUP_KEYS = {
+  day: { $dateToString: { format: '%Y-%m-%d', date: '$created_at', timezone: 'UTC' } },
+  model: '$model',
+  feature: '$feature',
+} as const;
+
+function toDocument(record: UsageRecord): UsageDocument {
+  return {
+    _id: record.requestId,
+    tenant_id: record.tenantId,
+    key_id: record.keyId,
+    feature: record.feature,
+    requested_model: record.requestedModel,
+    model: record.model,
+    provider: record.provider,
+    upstream_model: record.upstreamModel,
+    prompt_name: record.promptName,
+    prompt_version: record.promptVersion,
+    prompt_tokens: record.promptTokens,
+    completion_tokens: record.completionTokens,
+    total_tokens: record.totalTokens,
+    usage_source: record.usageSource,
+    cost_micros: record.costMicros,
+    status: record.status,
+    error_code: record.errorCode,
+    queue_wait_ms: record.queueWaitMs,
+    ttft_ms: record.ttftMs,
+    latency_ms: record.latencyMs,
+    stream: record.stream,
+    pii_flags: record.piiFlags,
+    created_at: record.createdAt,
+  };
+}
+
+function toRecord(doc: UsageDocument): UsageRecord {
+  return {
+    requestId: doc._id,
+    tenantId: doc.tenant_id,
+    keyId: doc.key_id,
+    feature: doc.feature ?? null,
+    requestedModel: doc.requested_model,
+    model: doc.model,
+    provider: doc.provider,
+    upstreamModel: doc.upstream_model,
+    promptName: doc.prompt_name ?? null,
+    promptVersion: doc.prompt_version ?? null,
+    promptTokens: doc.prompt_tokens,
+    completionTokens: doc.completion_tokens,
+    totalTokens: doc.total_tokens,
+    usageSource: doc.usage_source,
+    costMicros: doc.cost_micros,
+    status: doc.status,
+    errorCode: doc.error_code ?? null,
+    queueWaitMs: doc.queue_wait_ms,
+    ttftMs: doc.ttft_ms ?? null,
+    latencyMs: doc.latency_ms,
+    stream: doc.stream,
+    piiFlags: doc.pii_flags,
+    createdAt: doc.created_at,
+  };
+}
+
+/** How many documents an unordered insert stored, when its only failures were duplicate request ids. */
+function insertedDespiteDuplicates(error: unknown): number | null {
+  if (!(error instanceof mongoose.mongo.MongoBulkWriteError) || error.err) return null;
+  // A network failure also arrives as a bulk write error, but with no write errors: not a duplicate.
+  const failures = [error.writeErrors].flat();
+  return failures.length > 0 && failures.every((failure) => failure.code === DUPLICATE_KEY) ? error.insertedCount : null;
+}
+
+function toQuery(filter: UsageFilter, cursor: UsageCursor | null = null): QueryFilter<UsageDocument> {
+  const query: QueryFilter<UsageDocument> = {
+    tenant_id: filter.tenantId,
+    created_at: cursor ? { $gte: filter.since, $lt: filter.until, $lte: cursor.createdAt } : { $gte: filter.since, $lt: filter.until },
+  };
+  if (filter.model !== undefined) query.model = filter.model;
+  if (filter.feature !== undefined) query.feature = filter.feature;
+  if (filter.keyId !== undefined) query.key_id = filter.keyId;
+  // With created_at ≤ the cursor's already required, "strictly after it" leaves: older, or same time and smaller id.
+  if (cursor) query.$or = [{ created_at: { $lt: cursor.createdAt } }, { _id: { $lt: cursor.requestId } }];
+  return query;
+}
+
+/** Compiles the usage model on `connection`. */
+export function createUsageModel(connection: Connection): Model<UsageDocument> {
+  return connection.model<UsageDocument>('UsageRecord', usageSchema);
+}
+
+/** The UsageRepository over `Usage`. */
+export function createUsageRepository(Usage: Model<UsageDocument>): UsageRepository {
+  return {
+    async insertMany(records) {
+      if (records.length === 0) return 0;
+      try {
+        // Unordered, so one duplicate does not stop the rest of the batch; lean skips per-document hydration.
+        const result = await Usage.insertMany(records.map(toDocument), { ordered: false, lean: true, rawResult: true });
+        return result.insertedCount;
+      } catch (error) {
+        const inserted = insertedDespiteDuplicates(error);
+        if (inserted === null) throw error;
+        return inserted;
+      }
+    },
+    async list(filter, limit, cursor) {
+      const docs = await Usage.find(toQuery(filter, cursor)).sort({ created_at: -1, _id: -1 }).limit(limit).lean<UsageDocument[]>().exec();
+      return docs.map(toRecord);
+    },
+    async sum(filter, groupBy) {
+      const pipeline: PipelineStage[] = [
+        { $match: toQuery(filter) },
+        {
+          $group: {
+            _id: GROUP_KEYS[groupBy],
+            requests: { $sum: 1 },
+            prompt_tokens: { $sum: '$prompt_tokens' },
+            completion_tokens: { $sum: '$completion_tokens' },
+            total_tokens: { $sum: '$total_tokens' },
+            cost_micros: { $sum: '$cost_micros' },
+          },
+        },
+        { $sort: { _id: 1 } },
+      ];
+      const groups = await Usage.aggregate<GroupDocument>(pipeline).exec();
+      return groups.map((group): UsageGroup => ({
+        key: group._id,
+        requests: group.requests,
+        promptTokens: group.prompt_tokens,
+        completionTokens: group.completion_tokens,
+        totalTokens: group.total_tokens,
+        costMicros: group.cost_micros,
+      }));
+    },
+  };
+}

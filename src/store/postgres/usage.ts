@@ -1,0 +1,189 @@
+/** Usage records in PostgreSQL: idempotent bulk insert by request id, keyset pages, and sums. */
+import type { Pool } from 'pg';
+import type { UsageCursor, UsageFilter, UsageGroup, UsageRecord, UsageRepository, UsageStatus } from '../repository.ts';
+
+interface UsageRow {
+  request_id: string;
+  tenant_id: string;
+  key_id: string;
+  feature: string | null;
+  requested_model: string;
+  model: string;
+  provider: string;
+  upstream_model: string;
+  prompt_name: string | null;
+  prompt_version: number | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  usage_source: 'provider' | 'estimated';
+  /** bigint arrives as a string. */
+  cost_micros: string;
+  status: UsageStatus;
+  error_code: string | null;
+  queue_wait_ms: number;
+  ttft_ms: number | null;
+  latency_ms: number;
+  stream: boolean;
+  pii_flags: string[];
+  created_at: Date;
+}
+
+/** Sums arrive as strings: count is bigint, sum(integer) bigint, sum(bigint) numeric. */
+interface GroupRow {
+  key: string | null;
+  requests: string;
+  prompt_tokens: string;
+  completion_tokens: string;
+  total_tokens: string;
+  cost_micros: string;
+}
+
+const COLUMNS =
+  'request_id, tenant_id, key_id, feature, requested_model, model, provider, upstream_model, prompt_name, prompt_version, ' +
+  'prompt_tokens, completion_tokens, total_tokens, usage_source, cost_micros, status, error_code, queue_wait_ms, ttft_ms, ' +
+  'latency_ms, stream, pii_flags, created_at';
+
+// One JSON array parameter for the whole batch: a single round trip whatever its size, and
+// jsonb_populate_recordset casts each field to its column's type (text[] and timestamptz included).
+const INSERT_MANY = `
+  INSERT INTO usage_records (${COLUMNS})
+  SELECT ${COLUMNS} FROM jsonb_populate_recordset(NULL::usage_records, $1::jsonb)
+  ON CONFLICT (request_id) DO NOTHING`;
+
+// Fixed expressions per grouping, never built from input: `by` groups the rows, `key` formats a
+// group. date_bin is plain arithmetic on the instant (UTC days whatever the session time zone),
+// and to_char runs once per day: per-row to_char made a 30-day sum ~25 % slower.
+const GROUPINGS = {
+  day: { by: `date_bin('1 day', created_at, TIMESTAMPTZ '2000-01-01 00:00:00+00')`, key: `to_char(g AT TIME ZONE 'UTC', 'YYYY-MM-DD')` },
+  model: { by: 'model', key: 'g' },
+  feature: { by: 'feature', key: 'g' },
+} as const;
+
+function toRow(record: UsageRecord): Omit<UsageRow, 'cost_micros'> & { cost_micros: number } {
+  return {
+    request_id: record.requestId,
+    tenant_id: record.tenantId,
+    key_id: record.keyId,
+    feature: record.feature,
+    requested_model: record.requestedModel,
+    model: record.model,
+    provider: record.provider,
+    upstream_model: record.upstreamModel,
+    prompt_name: record.promptName,
+    prompt_version: record.promptVersion,
+    prompt_tokens: record.promptTokens,
+    completion_tokens: record.completionTokens,
+    total_tokens: record.totalTokens,
+    usage_source: record.usageSource,
+    cost_micros: record.costMicros,
+    status: record.status,
+    error_code: record.errorCode,
+    queue_wait_ms: record.queueWaitMs,
+    ttft_ms: record.ttftMs,
+    latency_ms: record.latencyMs,
+    stream: record.stream,
+    pii_flags: record.piiFlags,
+    created_at: record.createdAt,
+  };
+}
+
+function toRecord(row: UsageRow): UsageRecord {
+  return {
+    requestId: row.request_id,
+    tenantId: row.tenant_id,
+    keyId: row.key_id,
+    feature: row.feature,
+    requestedModel: row.requested_model,
+    model: row.model,
+    provider: row.provider,
+    upstreamModel: row.upstream_model,
+    promptName: row.prompt_name,
+    promptVersion: row.prompt_version,
+    promptTokens: row.prompt_tokens,
+    completionTokens: row.completion_tokens,
+    totalTokens: row.total_tokens,
+    usageSource: row.usage_source,
+    costMicros: Number(row.cost_micros),
+    status: row.status,
+    errorCode: row.error_code,
+    queueWaitMs: row.queue_wait_ms,
+    ttftMs: row.ttft_ms,
+    latencyMs: row.latency_ms,
+    stream: row.stream,
+    piiFlags: row.pii_flags,
+    createdAt: row.created_at,
+  };
+}
+
+function toGroup(row: GroupRow): UsageGroup {
+  return {
+    key: row.key,
+    requests: Number(row.requests),
+    promptTokens: Number(row.prompt_tokens),
+    completionTokens: Number(row.completion_tokens),
+    totalTokens: Number(row.total_tokens),
+    costMicros: Number(row.cost_micros),
+  };
+}
+
+/** The WHERE clause of `filter` (plus the cursor, when given) and its parameters. */
+function whereClause(filter: UsageFilter, cursor: UsageCursor | null = null): { sql: string; params: unknown[] } {
+  const params: unknown[] = [filter.tenantId, filter.since, filter.until];
+  const conditions = ['tenant_id = $1', 'created_at >= $2', 'created_at < $3'];
+  const optional: Array<[string, string | undefined]> = [['model', filter.model], ['feature', filter.feature], ['key_id', filter.keyId]];
+  for (const [column, value] of optional) {
+    if (value === undefined) continue;
+    params.push(value);
+    conditions.push(`${column} = $${params.length}`);
+  }
+  if (cursor) {
+    params.push(cursor.createdAt, cursor.requestId);
+    // A row comparison, which the (…, created_at DESC, request_id DESC) indexes serve as one range.
+    conditions.push(`(created_at, request_id) < ($${params.length - 1}, $${params.length})`);
+  }
+  return { sql: conditions.join(' AND '), params };
+}
+
+/** The statement `list` runs; exported so the benchmark can EXPLAIN exactly it. */
+export function usageListQuery(filter: UsageFilter, limit: number, cursor: UsageCursor | null): { text: string; values: unknown[] } {
+  const where = whereClause(filter, cursor);
+  return {
+    text: `SELECT ${COLUMNS} FROM usage_records WHERE ${where.sql} ORDER BY created_at DESC, request_id DESC LIMIT $${where.params.length + 1}`,
+    values: [...where.params, limit],
+  };
+}
+
+/** The statement `sum` runs; exported for the benchmark too. */
+export function usageSumQuery(filter: UsageFilter, groupBy: keyof typeof GROUPINGS): { text: string; values: unknown[] } {
+  const where = whereClause(filter);
+  const { by, key } = GROUPINGS[groupBy];
+  // COLLATE "C" orders keys by code point, as MongoDB does, so both adapters agree on the order.
+  return {
+    text: `SELECT ${key} AS key, requests, prompt_tokens, completion_tokens, total_tokens, cost_micros FROM (
+             SELECT ${by} AS g, count(*) AS requests, sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens,
+               sum(total_tokens) AS total_tokens, sum(cost_micros) AS cost_micros
+             FROM usage_records WHERE ${where.sql} GROUP BY 1
+           ) AS groups ORDER BY ${key} COLLATE "C" NULLS FIRST`,
+    values: where.params,
+  };
+}
+
+/** The UsageRepository over `pool`. */
+export function createUsageRepository(pool: Pool): UsageRepository {
+  return {
+    async insertMany(records) {
+      if (records.length === 0) return 0;
+      const result = await pool.query(INSERT_MANY, [JSON.stringify(records.map(toRow))]);
+      return result.rowCount ?? 0;
+    },
+    async list(filter, limit, cursor) {
+      const result = await pool.query<UsageRow>(usageListQuery(filter, limit, cursor));
+      return result.rows.map(toRecord);
+    },
+    async sum(filter, groupBy) {
+      const result = await pool.query<GroupRow>(usageSumQuery(filter, groupBy));
+      return result.rows.map(toGroup);
+    },
+  };
+}

@@ -1,0 +1,110 @@
+/** Contract cases of TenantRepository, ApiKeyRepository and the repository's own lifecycle. */
+import { expect, it } from 'vitest';
+import { generateApiKey } from '../../../src/auth/api-key-secret.ts';
+import { TenantExistsError, TenantNotFoundError, type Repository, type Role } from '../../../src/store/repository.ts';
+import { uid, type StoreContext } from './context.ts';
+
+/** Registers the tenant, key and lifecycle cases against `store` of the given `kind`. */
+export function tenantAndKeyCases(store: StoreContext, kind: Repository['kind']): void {
+  const repo = () => store.repo();
+  const newTenant = async () => repo().tenants.create({ id: `t-${uid()}`, name: 'Test tenant' });
+  const newKey = async (tenantId: string, role: Role = 'developer') => {
+    const key = generateApiKey();
+    return repo().apiKeys.create({ id: key.id, tenantId, role, secretHash: key.secretHash });
+  };
+
+  it('reports its kind and answers ping', async () => {
+    expect(repo().kind).toBe(kind);
+    await expect(repo().ping()).resolves.toBeUndefined();
+  });
+
+  it('creates a tenant and reads it back', async () => {
+    const id = `t-${uid()}`;
+    const created = await repo().tenants.create({ id, name: 'Acme Inc' });
+    expect(created).toEqual({ id, name: 'Acme Inc', createdAt: expect.any(Date) });
+    expect(Math.abs(created.createdAt.getTime() - Date.now())).toBeLessThan(60_000);
+    expect(await repo().tenants.get(id)).toEqual(created);
+  });
+
+  it('returns null for an unknown tenant', async () => {
+    expect(await repo().tenants.get(`missing-${uid()}`)).toBeNull();
+  });
+
+  it('rejects a duplicate tenant id with TenantExistsError', async () => {
+    const tenant = await newTenant();
+    const duplicate = repo().tenants.create({ id: tenant.id, name: 'Other' });
+    await expect(duplicate).rejects.toBeInstanceOf(TenantExistsError);
+    await expect(repo().tenants.create({ id: tenant.id, name: 'Other' })).rejects.toMatchObject({ tenantId: tenant.id });
+    expect((await repo().tenants.get(tenant.id))?.name).toBe('Test tenant');
+  });
+
+  it('creates a key and finds it by the hash of its secret', async () => {
+    const tenant = await newTenant();
+    const key = generateApiKey();
+    const created = await repo().apiKeys.create({ id: key.id, tenantId: tenant.id, role: 'app', secretHash: key.secretHash });
+    expect(created).toEqual({
+      id: key.id,
+      tenantId: tenant.id,
+      role: 'app',
+      secretHash: key.secretHash,
+      createdAt: expect.any(Date),
+      revokedAt: null,
+    });
+    expect(await repo().apiKeys.findByHash(key.secretHash)).toEqual(created);
+  });
+
+  it('returns null for an unknown hash', async () => {
+    expect(await repo().apiKeys.findByHash(generateApiKey().secretHash)).toBeNull();
+  });
+
+  it('rejects a key for an unknown tenant with TenantNotFoundError', async () => {
+    const tenantId = `missing-${uid()}`;
+    const created = newKey(tenantId);
+    await expect(created).rejects.toBeInstanceOf(TenantNotFoundError);
+    await expect(newKey(tenantId)).rejects.toMatchObject({ tenantId });
+  });
+
+  it('rejects a second key with the same secret hash', async () => {
+    const tenant = await newTenant();
+    const first = await newKey(tenant.id);
+    const again = repo().apiKeys.create({ id: generateApiKey().id, tenantId: tenant.id, role: 'admin', secretHash: first.secretHash });
+    await expect(again).rejects.toThrow();
+  });
+
+  it('revokes a key, still finds it with revokedAt set, and keeps the first revocation time', async () => {
+    const tenant = await newTenant();
+    const key = await newKey(tenant.id);
+    const revoked = await repo().apiKeys.revoke(key.id);
+    expect(revoked).toEqual({ ...key, revokedAt: expect.any(Date) });
+    expect(await repo().apiKeys.findByHash(key.secretHash)).toEqual(revoked);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await repo().apiKeys.revoke(key.id)).toEqual(revoked);
+    expect((await repo().apiKeys.findByHash(key.secretHash))?.revokedAt).toEqual(revoked?.revokedAt);
+  });
+
+  it('returns null when revoking an unknown key', async () => {
+    expect(await repo().apiKeys.revoke(`key_missing_${uid()}`)).toBeNull();
+  });
+
+  it("lists only the tenant's own keys, revoked ones included", async () => {
+    const [a, b, empty] = [await newTenant(), await newTenant(), await newTenant()];
+    const aKeys = [await newKey(a.id, 'admin'), await newKey(a.id, 'auditor')];
+    const bKey = await newKey(b.id);
+    await repo().apiKeys.revoke(aKeys[1]?.id ?? '');
+    const listed = await repo().apiKeys.listByTenant(a.id);
+    expect(listed.map((k) => k.id).sort()).toEqual(aKeys.map((k) => k.id).sort());
+    expect(listed.find((k) => k.role === 'auditor')?.revokedAt).toBeInstanceOf(Date);
+    expect(await repo().apiKeys.listByTenant(b.id)).toEqual([bKey]);
+    expect(await repo().apiKeys.listByTenant(empty.id)).toEqual([]);
+  });
+
+  it('migrates again, even concurrently, without touching the data', async () => {
+    const tenant = await newTenant();
+    const key = await newKey(tenant.id);
+    await repo().migrate();
+    await Promise.all([repo().migrate(), repo().migrate()]);
+    expect(await repo().tenants.get(tenant.id)).toEqual(tenant);
+    expect(await repo().apiKeys.findByHash(key.secretHash)).toEqual(key);
+    await expect(repo().tenants.create({ id: tenant.id, name: 'x' })).rejects.toBeInstanceOf(TenantExistsError);
+  });
+}
