@@ -6,24 +6,14 @@ import { nextDelay, sleep, type RetryPolicy } from './retry.ts';
 export interface CallOutcome<T> {
   value: T;
   target: ProviderTarget;
-  attempts: number;
-}
-
-/** Thrown when every candidate and retry failed; carries the number of attempts made. */
-export class CallFailed extends Error {
-  readonly attempts: number;
-  constructor(cause: unknown, attempts: number) {
-    super('every upstream attempt failed', { cause });
-    this.name = 'CallFailed';
-    this.attempts = attempts;
-  }
 }
 
 /**
  * Tries the candidates in order, each with retries on retryable failures (connect,
  * timeout, 429, 5xx, broken stream), backing off as the policy says and honouring the
  * upstream's Retry-After, all within one time budget per request. `mayRetry` is asked
- * before every retry: a stream whose first token reached the client says no.
+ * before every retry: a stream whose first token reached the client says no. Throws the
+ * last failure.
  */
 export async function callWithRetries<T>(
   targets: readonly ProviderTarget[],
@@ -33,16 +23,14 @@ export async function callWithRetries<T>(
   mayRetry: () => boolean,
 ): Promise<CallOutcome<T>> {
   const deadline = Date.now() + policy.budgetMs;
-  let attempts = 0;
   let lastError: unknown;
   for (const target of targets) {
     for (let attempt = 0; ; attempt++) {
-      attempts++;
       try {
-        return { value: await run(target), target, attempts };
+        return { value: await run(target), target };
       } catch (error) {
         lastError = error;
-        if (signal.aborted || !isUpstreamError(error) || !error.retryable || !mayRetry()) throw new CallFailed(error, attempts);
+        if (signal.aborted || !isUpstreamError(error) || !error.retryable || !mayRetry()) throw error;
         const delay = nextDelay(policy, attempt, error.retryAfterMs, deadline - Date.now());
         if (delay === null) break;
         await sleep(delay, signal);
@@ -50,5 +38,5 @@ export async function callWithRetries<T>(
     }
     if (Date.now() >= deadline) break;
   }
-  throw new CallFailed(lastError, attempts);
+  throw lastError;
 }

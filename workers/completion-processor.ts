@@ -5,11 +5,14 @@ import type { RedisKeys } from '../src/redis/keys.ts';
 import type { ScriptedRedis } from '../src/redis/scripts.ts';
 import type { ProviderRegistry } from '../src/providers/registry.ts';
 import type { ProviderTarget } from '../src/providers/types.ts';
-import { InternalError } from '../src/errors/gateway-error.ts';
-import { EventPublisher, readLastSeq } from './publish.ts';
-import { CallFailed } from './call-upstream.ts';
+import type { CatalogModel } from '../src/catalog/schema.ts';
+import type { Outbox } from '../src/outbox/outbox.ts';
+import type { UsageStatus } from '../src/store/repository.ts';
+import { InternalError, type GatewayError } from '../src/errors/gateway-error.ts';
+import { EventPublisher, readEventLog, type EventLogState } from './publish.ts';
 import { toClientError } from './upstream-failure.ts';
-import { runCompletion, runStream, type RunContext } from './run-completion.ts';
+import { runCompletion, runStream, usageOf, type RunContext, type RunTrace } from './run-completion.ts';
+import { buildUsageRecord } from './usage-record.ts';
 import type { RetryPolicy } from './retry.ts';
 
 /** What the processor needs, built once by the worker's composition root. */
@@ -17,55 +20,74 @@ export interface ProcessorDeps {
   redis: ScriptedRedis;
   keys: RedisKeys;
   targets: ReadonlyMap<string, ProviderTarget>;
+  models: Readonly<Record<string, CatalogModel>>;
   providers: ProviderRegistry;
   policy: RetryPolicy;
   eventsTtlMs: number;
+  outbox: Outbox;
   log: Logger;
 }
 
+interface Ending {
+  status: UsageStatus;
+  error: GatewayError | null;
+  final: { type: 'result' | 'done'; payload: string } | null;
+}
+
 /**
- * Where a job (re)starts. BullMQ is at-least-once: a job whose worker died runs again.
- * A re-run continues the sequence numbers, does nothing when the first run finished,
- * and ends a stream that already reached the client with an error instead of repeating it.
+ * Queues the usage record, then sends the final event. Both go out on one connection in
+ * that order, so a record is in the outbox before the client can see the answer, and a
+ * job that dies in between is re-run rather than left unrecorded.
  */
-async function resumePoint(deps: ProcessorDeps, job: Job<CompletionJob>): Promise<{ lastSeq: number; action: 'run' | 'skip' | 'interrupted' }> {
-  if (job.attemptsStarted <= 1) return { lastSeq: 0, action: 'run' };
-  const { lastSeq, sentChunks, finished } = await readLastSeq(deps.redis, deps.keys, job.data.requestId);
-  if (finished) return { lastSeq, action: 'skip' };
-  return { lastSeq, action: sentChunks ? 'interrupted' : 'run' };
+async function finish(deps: ProcessorDeps, ctx: { data: CompletionJob; trace: RunTrace; startedAt: number; publisher: EventPublisher }, ending: Ending): Promise<void> {
+  const produced = ctx.trace.text !== '' || ctx.trace.reported !== null;
+  const usage = produced ? usageOf(ctx.data, ctx.trace) : null;
+  const record = buildUsageRecord(ctx.data, ctx.trace, { status: ending.status, errorCode: ending.error?.code ?? null, usage, startedAt: ctx.startedAt, endedAt: Date.now() }, deps.models);
+  const queued = deps.outbox.push({ kind: 'usage', record });
+  if (ending.final) ctx.publisher.emit(ending.final.type, ending.final.payload);
+  else if (ending.error) ctx.publisher.emitError(ending.error);
+  await Promise.all([queued, ctx.publisher.flush()]);
+  deps.log.info({ requestId: record.requestId, tenantId: record.tenantId, model: record.model, status: record.status, errorCode: record.errorCode, totalTokens: record.totalTokens, usageSource: record.usageSource, costMicros: record.costMicros, queueWaitMs: record.queueWaitMs, latencyMs: record.latencyMs }, 'completion finished');
+}
+
+/** A re-run of a stream whose first run died after chunks reached the client: end it, and record what was sent. */
+async function endInterrupted(deps: ProcessorDeps, data: CompletionJob, publisher: EventPublisher, log: EventLogState): Promise<void> {
+  const target = (log.streamedModel && deps.targets.get(log.streamedModel)) || null;
+  const trace: RunTrace = { target, attempts: 1, text: log.streamedText, reported: null, firstChunkAt: null };
+  const error = new InternalError('The worker serving this stream stopped mid-stream; the partial output cannot be continued.');
+  await finish(deps, { data, trace, startedAt: Date.now(), publisher }, { status: 'failed', error, final: null });
 }
 
 /**
  * The BullMQ processor for completion jobs. It must declare three parameters: BullMQ
  * passes the cancellation signal only to processors whose `length` is at least 3.
+ * BullMQ is at-least-once, so a job whose worker died runs again: the re-run continues
+ * the sequence numbers, does nothing when the first run finished, and ends a stream
+ * that already reached the client with an error instead of repeating it.
  */
 export function createCompletionProcessor(deps: ProcessorDeps) {
   return async (job: Job<CompletionJob>, _token: string | undefined, signal: AbortSignal | undefined): Promise<void> => {
     if (!signal) throw new Error('BullMQ passed no abort signal; cancellation would not reach the upstream call');
     const data = job.data;
-    const log = deps.log.child({ requestId: data.requestId, tenantId: data.tenantId });
-    const resume = await resumePoint(deps, job);
-    if (resume.action === 'skip') return;
-    const publisher = new EventPublisher({ redis: deps.redis, keys: deps.keys, requestId: data.requestId, channel: data.replyChannel, ttlMs: deps.eventsTtlMs, lastSeq: resume.lastSeq });
-    if (resume.action === 'interrupted') {
-      log.warn('stream interrupted by a worker failure; ending it with an error');
-      publisher.emitError(new InternalError('The worker serving this stream stopped mid-stream; the partial output cannot be continued.'));
-      return publisher.flush();
-    }
-    const ctx: RunContext = { data, deps, publisher, signal, startedAt: Date.now() };
+    const log = job.attemptsStarted > 1 ? await readEventLog(deps.redis, deps.keys, data.requestId) : null;
+    if (log?.finished) return;
+    const publisher = new EventPublisher({ redis: deps.redis, keys: deps.keys, requestId: data.requestId, channel: data.replyChannel, ttlMs: deps.eventsTtlMs, lastSeq: log?.lastSeq ?? 0 });
+    if (log?.sentChunks) return endInterrupted(deps, data, publisher, log);
+    const trace: RunTrace = { target: null, attempts: 0, text: '', reported: null, firstChunkAt: null };
+    const ctx: RunContext = { data, deps, publisher, signal, startedAt: Date.now(), trace };
+    let ending: Ending;
     try {
-      const outcome = data.stream ? await runStream(ctx) : await runCompletion(ctx);
-      log.info({ model: outcome.alias, attempts: outcome.attempts, usage: outcome.usage, usageSource: outcome.usageSource, queueWaitMs: ctx.startedAt - data.enqueuedAt, latencyMs: Date.now() - ctx.startedAt, stream: data.stream }, 'completion finished');
+      const final = data.stream ? await runStream(ctx) : await runCompletion(ctx);
+      ending = { status: 'succeeded', error: null, final };
     } catch (error) {
       if (signal.aborted) {
-        log.info('completion cancelled by the client');
-        return;
+        ending = { status: 'cancelled', error: null, final: null };
+      } else {
+        const clientError = toClientError(error, Math.max(1, trace.attempts));
+        deps.log.warn({ err: error, requestId: data.requestId, code: clientError.code }, 'completion failed');
+        ending = { status: 'failed', error: clientError, final: null };
       }
-      const cause = error instanceof CallFailed ? error.cause : error;
-      const clientError = toClientError(cause, error instanceof CallFailed ? error.attempts : 1);
-      log.warn({ err: cause, code: clientError.code }, 'completion failed');
-      publisher.emitError(clientError);
     }
-    await publisher.flush();
+    await finish(deps, ctx, ending);
   };
 }

@@ -1,6 +1,8 @@
 import { publishEvents, type EventLine, type ScriptedRedis } from '../src/redis/scripts.ts';
 import type { RedisKeys } from '../src/redis/keys.ts';
-import { encodeEventLine, errorToPayload, isTerminal, type CompletionEventType } from '../src/queue/completion-events.ts';
+import { encodeEventLine, errorToPayload, isTerminal, parseEventLine, type CompletionEventType } from '../src/queue/completion-events.ts';
+import { contentText } from '../src/catalog/tokens.ts';
+import type { ChatCompletionChunk } from '../src/providers/types.ts';
 import type { GatewayError } from '../src/errors/gateway-error.ts';
 
 /**
@@ -66,14 +68,33 @@ export class EventPublisher {
   }
 }
 
-/** What a request's stream already holds: where a re-run resumes, and whether it may. */
-export async function readLastSeq(redis: ScriptedRedis, keys: RedisKeys, requestId: string): Promise<{ lastSeq: number; sentChunks: boolean; finished: boolean }> {
+/** What a request's event log already holds, for a job that runs again. */
+export interface EventLogState {
+  /** Where a re-run resumes numbering. */
+  lastSeq: number;
+  /** A terminal event is there: the first run finished. */
+  finished: boolean;
+  /** Chunks reached the client: a stream that must not be repeated. */
+  sentChunks: boolean;
+  /** The content those chunks carried, and the alias that produced them. */
+  streamedText: string;
+  streamedModel: string | null;
+}
+
+/** Reads a request's event log (written by an earlier run of its job). */
+export async function readEventLog(redis: ScriptedRedis, keys: RedisKeys, requestId: string): Promise<EventLogState> {
   const entries = await redis.xrange(keys.events(requestId), '-', '+');
-  const last = entries.at(-1);
-  const lastType = (last?.[1][1] ?? '').split(' ', 1)[0] as CompletionEventType | '';
-  return {
-    lastSeq: last ? Number(last[0].slice(2)) : 0,
-    sentChunks: entries.some(([, fields]) => (fields[1] ?? '').startsWith('chunk ')),
-    finished: lastType !== '' && isTerminal(lastType),
-  };
+  const state: EventLogState = { lastSeq: 0, finished: false, sentChunks: false, streamedText: '', streamedModel: null };
+  for (const [id, fields] of entries) {
+    const event = parseEventLine(Number(id.slice(2)), fields[1] ?? '');
+    if (!event) continue;
+    state.lastSeq = event.seq;
+    state.finished = isTerminal(event.type);
+    if (event.type !== 'chunk') continue;
+    state.sentChunks = true;
+    const chunk = JSON.parse(event.payload) as ChatCompletionChunk;
+    state.streamedText += contentText(chunk.choices[0]?.delta.content);
+    state.streamedModel = chunk.model;
+  }
+  return state;
 }

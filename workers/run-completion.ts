@@ -6,19 +6,31 @@ import { resolveUsage, type UsageSource } from './usage.ts';
 import type { EventPublisher } from './publish.ts';
 import type { ProcessorDeps } from './completion-processor.ts';
 
-/** One job's run: its data, the worker's dependencies, its publisher and abort signal. */
+/** What a run learned, successful or not: what the usage record is made of. */
+export interface RunTrace {
+  /** The candidate tried last (the one that answered, on success). */
+  target: ProviderTarget | null;
+  attempts: number;
+  /** Text produced so far (streams: what reached the client). */
+  text: string;
+  reported: Usage | null;
+  firstChunkAt: number | null;
+}
+
+/** One job's run: its data, the worker's dependencies, its publisher, abort signal and trace. */
 export interface RunContext {
   data: CompletionJob;
   deps: ProcessorDeps;
   publisher: EventPublisher;
   signal: AbortSignal;
   startedAt: number;
+  trace: RunTrace;
 }
 
-/** What a finished run reports for the log line (and, later, the usage record). */
-export interface RunOutcome {
-  alias: string;
-  attempts: number;
+/** The event that ends a successful run; the processor sends it after queueing the usage record. */
+export interface FinalEvent {
+  type: 'result' | 'done';
+  payload: string;
   usage: Usage;
   usageSource: UsageSource;
 }
@@ -31,21 +43,29 @@ function targetsOf(ctx: RunContext): ProviderTarget[] {
   });
 }
 
-function promptCounter(ctx: RunContext): () => number {
-  return () => ctx.data.promptTokens ?? countPromptTokens(ctx.data.body['messages'] as CountableMessage[]);
+/** The run's usage: the provider's counts, else the tokenizer's (the prompt counted only then). */
+export function usageOf(data: CompletionJob, trace: RunTrace): { usage: Usage; source: UsageSource } {
+  return resolveUsage(trace.reported, () => data.promptTokens ?? countPromptTokens(data.body['messages'] as CountableMessage[]), trace.text);
 }
 
-/** A non-streamed completion: one `result` event with the whole answer. */
-export async function runCompletion(ctx: RunContext): Promise<RunOutcome> {
-  const outcome = await callWithRetries(targetsOf(ctx), ctx.deps.policy, ctx.signal, (target) =>
+function attempt<T>(ctx: RunContext, run: (target: ProviderTarget) => Promise<T>, mayRetry: () => boolean) {
+  return callWithRetries(targetsOf(ctx), ctx.deps.policy, ctx.signal, (target) => {
+    ctx.trace.target = target;
+    ctx.trace.attempts++;
+    return run(target);
+  }, mayRetry);
+}
+
+/** A non-streamed completion: the whole answer as one `result` event. */
+export async function runCompletion(ctx: RunContext): Promise<FinalEvent> {
+  const { value: completion, target } = await attempt(ctx, (target) =>
     ctx.deps.providers.get(target.provider).complete({ target, body: ctx.data.body, signal: ctx.signal }),
   () => true);
-  const completion = outcome.value;
-  const text = completion.choices.map((choice) => contentText(choice.message.content)).join('');
-  const { usage, source } = resolveUsage(completion.usage, promptCounter(ctx), text);
-  const body = { ...completion, model: outcome.target.alias, usage, request_id: ctx.data.requestId };
-  ctx.publisher.emit('result', JSON.stringify(body));
-  return { alias: outcome.target.alias, attempts: outcome.attempts, usage, usageSource: source };
+  ctx.trace.text = completion.choices.map((choice) => contentText(choice.message.content)).join('');
+  ctx.trace.reported = completion.usage ?? null;
+  const { usage, source } = usageOf(ctx.data, ctx.trace);
+  const body = { ...completion, model: target.alias, usage, request_id: ctx.data.requestId };
+  return { type: 'result', payload: JSON.stringify(body), usage, usageSource: source };
 }
 
 /**
@@ -53,31 +73,27 @@ export async function runCompletion(ctx: RunContext): Promise<RunOutcome> {
  * client asked for it (OpenAI's `stream_options.include_usage`), then `done`. Once a
  * chunk has been emitted the stream is never retried: a failure becomes the final error.
  */
-export async function runStream(ctx: RunContext): Promise<RunOutcome> {
+export async function runStream(ctx: RunContext): Promise<FinalEvent> {
   const { includeUsage } = ctx.data;
-  let emitted = 0;
-  let text = '';
-  let reported: Usage | null = null;
+  const trace = ctx.trace;
   let last: ChatCompletionChunk | null = null;
-  const outcome = await callWithRetries(targetsOf(ctx), ctx.deps.policy, ctx.signal, async (target) => {
+  const { target } = await attempt(ctx, async (target) => {
     for await (const chunk of ctx.deps.providers.get(target.provider).stream({ target, body: ctx.data.body, signal: ctx.signal })) {
-      if (chunk.usage) reported = chunk.usage;
+      if (chunk.usage) trace.reported = chunk.usage;
       if (chunk.choices.length === 0) continue;
-      text += contentText(chunk.choices[0]?.delta.content);
+      trace.text += contentText(chunk.choices[0]?.delta.content);
       last = { ...chunk, model: target.alias };
       if (includeUsage) last.usage = null;
       else delete last.usage;
       ctx.publisher.emit('chunk', JSON.stringify(last));
-      emitted++;
+      trace.firstChunkAt ??= Date.now();
     }
-  }, () => emitted === 0);
-  const { usage, source } = resolveUsage(reported, promptCounter(ctx), text);
-  const alias = outcome.target.alias;
+  }, () => trace.firstChunkAt === null);
+  const { usage, source } = usageOf(ctx.data, trace);
   if (includeUsage) {
     const base = last as ChatCompletionChunk | null;
-    const usageChunk = { id: base?.id ?? `chatcmpl-${ctx.data.requestId}`, object: 'chat.completion.chunk', created: base?.created ?? Math.floor(Date.now() / 1000), model: alias, choices: [], usage };
+    const usageChunk = { id: base?.id ?? `chatcmpl-${ctx.data.requestId}`, object: 'chat.completion.chunk', created: base?.created ?? Math.floor(Date.now() / 1000), model: target.alias, choices: [], usage };
     ctx.publisher.emit('chunk', JSON.stringify(usageChunk));
   }
-  ctx.publisher.emit('done', JSON.stringify({ usage, usage_source: source }));
-  return { alias, attempts: outcome.attempts, usage, usageSource: source };
+  return { type: 'done', payload: JSON.stringify({ usage, usage_source: source }), usage, usageSource: source };
 }

@@ -10,6 +10,9 @@ import { createProviderRegistry } from '../src/providers/registry.ts';
 import type { CompletionJob } from '../src/queue/completion-job.ts';
 import { createCompletionProcessor } from './completion-processor.ts';
 import { listenForCancellations } from './cancel-listener.ts';
+import { Outbox } from '../src/outbox/outbox.ts';
+import { OutboxDrainer } from '../src/outbox/drainer.ts';
+import { createStore } from '../src/store/create-store.ts';
 
 /** A running worker: its BullMQ worker and a graceful stop. */
 export interface RunningWorker {
@@ -18,7 +21,7 @@ export interface RunningWorker {
   close(): Promise<void>;
 }
 
-/** The worker's composition root: connections, catalog, providers and the BullMQ worker, built once. */
+/** The worker's composition root: connections, catalog, providers, the BullMQ worker and the outbox drainer, built once. */
 export async function startWorker(config: Config, log: Logger): Promise<RunningWorker> {
   const { env } = config;
   const catalog = await loadCatalogFile(env.CATALOG);
@@ -40,9 +43,11 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     redis,
     keys,
     targets: buildTargets(catalog, config.readSecret),
+    models: catalog.models,
     providers,
     policy: { maxAttempts: env.RETRY_MAX_ATTEMPTS, budgetMs: env.RETRY_BUDGET_MS, baseMs: env.RETRY_BASE_MS, maxDelayMs: env.RETRY_MAX_DELAY_MS },
     eventsTtlMs: env.EVENTS_TTL_MS,
+    outbox: new Outbox(redis, keys),
     log,
   });
   const worker = new Worker<CompletionJob>(COMPLETION_QUEUE, processor, {
@@ -55,6 +60,9 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   });
   worker.on('error', (error) => log.error({ err: error }, 'worker error'));
   const stopListening = await listenForCancellations(subscriber, keys.cancelChannel, worker);
+  const repository = await createStore(config.store);
+  const drainer = new OutboxDrainer(redis, keys, repository, log);
+  drainer.start();
   await worker.waitUntilReady();
   log.info({ concurrency: env.WORKER_CONCURRENCY, queue: COMPLETION_QUEUE }, 'worker ready');
 
@@ -68,6 +76,8 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       }, env.SHUTDOWN_GRACE_MS);
       await graceful.finally(() => clearTimeout(timer));
       await boundedWait(stopListening());
+      await drainer.stop();
+      await repository.close();
       await providers.close();
       await closeRedis([redis, subscriber, blocking]);
     },

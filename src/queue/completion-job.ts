@@ -19,6 +19,12 @@ export const CompletionJobSchema = Type.Object({
   /** Prompt tokens when the web tier had to count them; the worker counts them itself otherwise. */
   promptTokens: Type.Optional(Type.Integer({ minimum: 0 })),
   enqueuedAt: Type.Number(),
+  /** The `X-Feature` of the request, for usage and budgets. */
+  feature: Type.Union([Type.String(), Type.Null()]),
+  /** The named prompt version the messages came from. */
+  prompt: Type.Union([Type.Object({ name: Type.String(), version: Type.Integer() }), Type.Null()]),
+  /** PII categories found and let through (policy `flag`). */
+  piiFlags: Type.Array(Type.String()),
 });
 
 /** Data of a completion job. */

@@ -12,6 +12,12 @@ export interface RedisKeys {
   readonly cancelChannel: string;
   /** The request's event log (Redis Stream), for gap repair and replay. */
   events(requestId: string): string;
+  /** Records waiting to be written to the store (a list: producers LPUSH, drainers take from the right). */
+  readonly outboxItems: string;
+  /** Records a drainer has taken and not yet acknowledged (a sorted set scored by the time taken). */
+  readonly outboxLeases: string;
+  /** Pub/sub channel announcing a prompt activation (`<tenant>\n<name>`), so caches drop it. */
+  readonly promptInvalidations: string;
 }
 
 /** Builds the key names for one deployment prefix. */
@@ -21,6 +27,9 @@ export function createRedisKeys(prefix: string): RedisKeys {
     replyChannel: (instanceId: string) => `${prefix}:reply:${instanceId}`,
     cancelChannel: `${prefix}:cancel`,
     events: (requestId: string) => `${prefix}:{${requestId}}:events`,
+    outboxItems: `${prefix}:{outbox}:items`,
+    outboxLeases: `${prefix}:{outbox}:leases`,
+    promptInvalidations: `${prefix}:invalidate:prompts`,
   });
 }
 

@@ -4,6 +4,8 @@ import type { Redis } from 'ioredis';
 /** The Lua scripts of src/redis/scripts/, as `<name>-<numberOfKeys>.lua`. */
 const SCRIPTS = {
   publishEvents: 'publish-events-1.lua',
+  outboxTake: 'outbox-take-2.lua',
+  outboxRelease: 'outbox-release-2.lua',
 } as const;
 
 type ScriptName = keyof typeof SCRIPTS;
@@ -40,4 +42,14 @@ export async function publishEvents(
   const args: Array<string | number> = [streamKey, channel, ttlMs, requestId];
   for (const event of events) args.push(event.seq, event.line);
   await redis.publishEvents(...args);
+}
+
+/** Leases up to `max` outbox records (expired leases first); oldest first. */
+export async function outboxTake(redis: ScriptedRedis, itemsKey: string, leasesKey: string, max: number, now: number, leaseMs: number): Promise<string[]> {
+  return (await redis.outboxTake(itemsKey, leasesKey, max, now, leaseMs)) as string[];
+}
+
+/** Returns leased records to the outbox after a failed write. */
+export async function outboxRelease(redis: ScriptedRedis, itemsKey: string, leasesKey: string, records: readonly string[]): Promise<void> {
+  if (records.length > 0) await redis.outboxRelease(itemsKey, leasesKey, ...records);
 }

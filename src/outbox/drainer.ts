@@ -1,0 +1,112 @@
+import type { Logger } from 'pino';
+import type { Repository, AuditEventInput, UsageRecord } from '../store/repository.ts';
+import type { RedisKeys } from '../redis/keys.ts';
+import { outboxRelease, outboxTake, type ScriptedRedis } from '../redis/scripts.ts';
+import { decodeOutboxRecord } from './outbox.ts';
+
+/** Tuning of a drainer; the defaults suit production. */
+export interface DrainerOptions {
+  batchSize: number;
+  /** A record taken and not acknowledged for this long goes back to the outbox. */
+  leaseMs: number;
+  /** Pause when the outbox is empty. */
+  idleMs: number;
+  /** Longest pause between attempts while the store is down. */
+  maxBackoffMs: number;
+}
+
+const DEFAULTS: DrainerOptions = { batchSize: 200, leaseMs: 30_000, idleMs: 100, maxBackoffMs: 5_000 };
+
+/**
+ * Moves outbox records into the store: takes a leased batch, writes it (idempotently: usage
+ * by request id, audit by event id), then acknowledges it. When the store fails the batch
+ * goes back and the drainer backs off; nothing is dropped, and a redelivery is harmless.
+ */
+export class OutboxDrainer {
+  readonly #redis: ScriptedRedis;
+  readonly #keys: RedisKeys;
+  readonly #repository: Repository;
+  readonly #log: Logger;
+  readonly #options: DrainerOptions;
+  #running: Promise<void> | null = null;
+  #stopped = false;
+  #wake: (() => void) | null = null;
+
+  constructor(redis: ScriptedRedis, keys: RedisKeys, repository: Repository, log: Logger, options: Partial<DrainerOptions> = {}) {
+    this.#redis = redis;
+    this.#keys = keys;
+    this.#repository = repository;
+    this.#log = log;
+    this.#options = { ...DEFAULTS, ...options };
+  }
+
+  /** Starts draining in the background. */
+  start(): void {
+    this.#running ??= this.#loop();
+  }
+
+  /** Stops after the batch in hand. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#wake?.();
+    await this.#running;
+  }
+
+  /** Writes one batch; returns how many records it took (0 when the outbox is empty). Throws if the store failed. */
+  async drainOnce(): Promise<number> {
+    const taken = await outboxTake(this.#redis, this.#keys.outboxItems, this.#keys.outboxLeases, this.#options.batchSize, Date.now(), this.#options.leaseMs);
+    if (taken.length === 0) return 0;
+    try {
+      await this.#write(taken);
+    } catch (error) {
+      await outboxRelease(this.#redis, this.#keys.outboxItems, this.#keys.outboxLeases, taken);
+      throw error;
+    }
+    await this.#redis.zrem(this.#keys.outboxLeases, ...taken);
+    return taken.length;
+  }
+
+  async #write(taken: string[]): Promise<void> {
+    const usage: UsageRecord[] = [];
+    const audit: AuditEventInput[] = [];
+    for (const text of taken) {
+      try {
+        const record = decodeOutboxRecord(text);
+        if (record.kind === 'usage') usage.push(record.record);
+        else audit.push(record.event);
+      } catch (error) {
+        this.#log.error({ err: error, record: text.slice(0, 500) }, 'dropping an outbox record that cannot be read');
+      }
+    }
+    if (usage.length > 0) await this.#repository.usage.insertMany(usage);
+    if (audit.length > 0) await this.#repository.audit.append(audit);
+  }
+
+  async #loop(): Promise<void> {
+    let failures = 0;
+    while (!this.#stopped) {
+      let pause = 0;
+      try {
+        const drained = await this.drainOnce();
+        if (failures > 0) this.#log.info({ failures }, 'outbox drains again');
+        failures = 0;
+        if (drained === 0) pause = this.#options.idleMs;
+      } catch (error) {
+        failures++;
+        pause = Math.min(this.#options.maxBackoffMs, 100 * 2 ** Math.min(failures, 10));
+        this.#log.warn({ err: error, failures, retryInMs: pause }, 'outbox write failed; records kept for retry');
+      }
+      if (pause > 0) await this.#sleep(pause);
+    }
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.#wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+}

@@ -1,0 +1,39 @@
+import type { Redis } from 'ioredis';
+import type { AuditEventInput, UsageRecord } from '../store/repository.ts';
+import type { RedisKeys } from '../redis/keys.ts';
+
+/** What goes through the outbox to the store. */
+export type OutboxRecord = { kind: 'usage'; record: UsageRecord } | { kind: 'audit'; event: AuditEventInput };
+
+/** One line of JSON per record; dates as ISO strings. */
+export function encodeOutboxRecord(record: OutboxRecord): string {
+  return JSON.stringify(record);
+}
+
+/** Parses a record written by encodeOutboxRecord, reviving its dates. */
+export function decodeOutboxRecord(text: string): OutboxRecord {
+  const parsed = JSON.parse(text) as OutboxRecord;
+  if (parsed.kind === 'usage') parsed.record.createdAt = new Date(parsed.record.createdAt);
+  else if (parsed.kind === 'audit') parsed.event.createdAt = new Date(parsed.event.createdAt);
+  else throw new Error(`unknown outbox record kind '${(parsed as { kind: unknown }).kind}'`);
+  return parsed;
+}
+
+/**
+ * The write side of the outbox: usage records and audit events go to a Redis list first,
+ * so that a store outage delays them instead of losing them (DESIGN.md, Storage).
+ */
+export class Outbox {
+  readonly #redis: Redis;
+  readonly #key: string;
+
+  constructor(redis: Redis, keys: RedisKeys) {
+    this.#redis = redis;
+    this.#key = keys.outboxItems;
+  }
+
+  /** Queues records for the store, in order. */
+  async push(...records: OutboxRecord[]): Promise<void> {
+    if (records.length > 0) await this.#redis.lpush(this.#key, ...records.map(encodeOutboxRecord));
+  }
+}
