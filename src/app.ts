@@ -4,12 +4,20 @@ import type { Config } from './config.ts';
 import type { CatalogFile } from './catalog/schema.ts';
 import type { ApiKeyAuthenticator } from './auth/api-key-authenticator.ts';
 import type { CompletionDispatcher } from './chat/dispatcher.ts';
+import type { Repository } from './store/repository.ts';
+import type { PromptCache } from './prompts/prompt-cache.ts';
+import type { PromptAdminDeps } from './prompts/prompt-admin.ts';
+import type { AuditSink } from './audit/audit-event.ts';
 import { ServiceUnavailableError } from './errors/gateway-error.ts';
 import { newRequestId } from './request-id.ts';
 import { errorsPlugin } from './plugins/errors.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { chatCompletionsRoutes } from './routes/v1/chat-completions.ts';
 import { healthRoutes } from './routes/health.ts';
+import { promptRoutes } from './routes/v1/prompts.ts';
+import { usageRoutes } from './routes/v1/usage.ts';
+import { auditRoutes } from './routes/v1/audit.ts';
+import { internalRoutes } from './routes/internal/index.ts';
 
 /** Everything the web app uses, built by the composition root (src/web.ts) or a test. */
 export interface AppDeps {
@@ -18,6 +26,10 @@ export interface AppDeps {
   catalog: CatalogFile;
   authenticator: ApiKeyAuthenticator;
   dispatcher: CompletionDispatcher;
+  repository: Repository;
+  prompts: PromptCache;
+  promptAdmin: PromptAdminDeps;
+  audit: AuditSink;
   replyChannel: string;
   /** Throws when a dependency is down (for /readyz). */
   ready: () => Promise<void>;
@@ -52,14 +64,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
   });
   await app.register(errorsPlugin, { bodyLimit: env.BODY_LIMIT_BYTES });
-  await app.register(authPlugin, { authenticator: deps.authenticator });
+  await app.register(authPlugin, { authenticator: deps.authenticator, audit: deps.audit });
   await app.register(healthRoutes, { ready: deps.ready });
   await app.register(chatCompletionsRoutes, {
     catalog: deps.catalog,
+    prompts: deps.prompts,
     dispatcher: deps.dispatcher,
     replyChannel: deps.replyChannel,
     bodyLimit: env.BODY_LIMIT_BYTES,
     sse: { keepAliveMs: env.SSE_KEEPALIVE_MS, maxBufferedBytes: 1024 * 1024 },
   });
+  await app.register(promptRoutes, { prompts: deps.prompts });
+  await app.register(usageRoutes, { usage: deps.repository.usage });
+  await app.register(auditRoutes, { audit: deps.repository.audit });
+  await app.register(internalRoutes, { prefix: '/internal/v1', promptAdmin: deps.promptAdmin, audit: deps.repository.audit });
   return app;
 }

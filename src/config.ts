@@ -107,3 +107,19 @@ export function loadConfig(source: EnvSource = process.env, defaults: EnvSource 
   const secrets = { ...source };
   return Object.freeze({ env, store, readSecret: (name: string) => secrets[name] });
 }
+
+/** What the CLI may use besides the store: Redis to invalidate caches, the catalog to check models. */
+export interface CliConfig {
+  store: StoreConfig;
+  redisUrl: string | null;
+  redisPrefix: string;
+  catalogPath: string | null;
+}
+
+const CliEnvSchema = Type.Composite([Type.Partial(Type.Pick(EnvSchema, ['REDIS_URL', 'CATALOG'])), Type.Pick(EnvSchema, ['REDIS_PREFIX'])]);
+
+/** The CLI's configuration: the store is required, Redis and the catalog are used when set. */
+export function loadCliConfig(source: EnvSource = process.env): CliConfig {
+  const env = parseEnv(CliEnvSchema, source);
+  return { store: loadStoreConfig(source), redisUrl: env.REDIS_URL ?? null, redisPrefix: env.REDIS_PREFIX, catalogPath: env.CATALOG ?? null };
+}

@@ -6,7 +6,7 @@ import { runRelease } from './release.ts';
 import { startWebTier } from './web.ts';
 import { startWorker } from '../workers/start-worker.ts';
 import { generateApiKey } from './auth/api-key-secret.ts';
-import { TenantExistsError, type Repository } from './store/repository.ts';
+import { TenantExistsError, type Repository, type Role } from './store/repository.ts';
 
 // Development mode: web and worker in one process, the simulator catalog, local
 // Redis and PostgreSQL, and a fresh development key printed at start.
@@ -36,12 +36,9 @@ async function ensureDevDatabase(url: string): Promise<void> {
   }
 }
 
-async function issueDevKey(repository: Repository): Promise<string> {
-  await repository.tenants.create({ id: DEV_TENANT, name: 'Development' }).catch((error: unknown) => {
-    if (!(error instanceof TenantExistsError)) throw error;
-  });
+async function issueDevKey(repository: Repository, role: Role): Promise<string> {
   const key = generateApiKey();
-  await repository.apiKeys.create({ id: key.id, tenantId: DEV_TENANT, role: 'developer', secretHash: key.secretHash });
+  await repository.apiKeys.create({ id: key.id, tenantId: DEV_TENANT, role, secretHash: key.secretHash });
   return key.secret;
 }
 
@@ -53,11 +50,16 @@ try {
   const worker = await startWorker(config, log);
   const web = await startWebTier(config, log);
   const address = await web.app.listen({ port: config.env.PORT, host: config.env.HOST });
-  const secret = await issueDevKey(web.repository);
+  await web.repository.tenants.create({ id: DEV_TENANT, name: 'Development' }).catch((error: unknown) => {
+    if (!(error instanceof TenantExistsError)) throw error;
+  });
+  const secret = await issueDevKey(web.repository, 'developer');
+  const adminSecret = await issueDevKey(web.repository, 'admin');
   process.stdout.write(
     [
       `Gateway (web + worker, simulator catalog) listening on ${address}`,
       `Development key (tenant '${DEV_TENANT}', role developer): ${secret}`,
+      `Admin key for the internal API (tenant '${DEV_TENANT}', role admin): ${adminSecret}`,
       '',
       `curl -s ${address}/v1/chat/completions -H "Authorization: Bearer ${secret}" \\`,
       `  -H 'Content-Type: application/json' \\`,

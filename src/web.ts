@@ -13,6 +13,15 @@ import { createRedisKeys, COMPLETION_QUEUE } from './redis/keys.ts';
 import { assertNoEviction, boundedWait, closeRedis, connectRedis } from './redis/connections.ts';
 import { ReplyChannel } from './redis/reply-channel.ts';
 import type { CompletionJob } from './queue/completion-job.ts';
+import { Outbox } from './outbox/outbox.ts';
+import type { AuditSink } from './audit/audit-event.ts';
+import { PromptCache, cacheKey } from './prompts/prompt-cache.ts';
+import type { PromptAdminDeps } from './prompts/prompt-admin.ts';
+import { listenForInvalidations } from './redis/invalidations.ts';
+
+// Activations reach every web process at once through Redis; this bounds how long a lost
+// invalidation message can leave a process on the previous version.
+const PROMPT_CACHE_TTL_MS = 5_000;
 
 /** A built web tier: the app, and a stop that drains open responses first. */
 export interface WebTier {
@@ -45,6 +54,18 @@ export async function startWebTier(config: Config, log: Logger): Promise<WebTier
     deadlines: { queueDeadlineMs: env.QUEUE_DEADLINE_MS, requestTimeoutMs: env.REQUEST_TIMEOUT_MS },
     log,
   });
+  const outbox = new Outbox(commands, keys);
+  const audit: AuditSink = (event) => outbox.push({ kind: 'audit', event });
+  const prompts = new PromptCache(repository.prompts, PROMPT_CACHE_TTL_MS);
+  await listenForInvalidations(subscriber, keys.promptInvalidations, (message) => prompts.invalidate(message));
+  const promptAdmin: PromptAdminDeps = {
+    repository,
+    catalog,
+    audit,
+    invalidate: async (tenantId, name) => {
+      await commands.publish(keys.promptInvalidations, cacheKey(tenantId, name));
+    },
+  };
   let draining = false;
   const app = await buildApp({
     config,
@@ -52,6 +73,10 @@ export async function startWebTier(config: Config, log: Logger): Promise<WebTier
     catalog,
     authenticator: new ApiKeyAuthenticator(repository, env.KEY_CACHE_TTL_MS),
     dispatcher,
+    repository,
+    prompts,
+    promptAdmin,
+    audit,
     replyChannel: replies.channel,
     ready: async () => {
       await Promise.all([commands.ping(), repository.ping()]);

@@ -3,8 +3,11 @@ import { InvalidApiKeyError, MissingApiKeyError, ServiceUnavailableError } from 
 import { API_KEY_SECRET_PREFIX, hashApiKeySecret } from './api-key-secret.ts';
 import type { Principal } from './roles.ts';
 
+/** What a key resolves to: a principal, a revoked key of a known tenant, or nothing. */
+type Lookup = { principal: Principal; revoked: boolean } | null;
+
 interface CacheEntry {
-  principal: Principal | null;
+  lookup: Lookup;
   expiresAt: number;
 }
 
@@ -29,7 +32,7 @@ export class ApiKeyAuthenticator {
   readonly #ttlMs: number;
   readonly #now: () => number;
   readonly #cache = new Map<string, CacheEntry>();
-  readonly #inFlight = new Map<string, Promise<Principal | null>>();
+  readonly #inFlight = new Map<string, Promise<Lookup>>();
 
   constructor(repository: Repository, ttlMs: number, now: () => number = Date.now) {
     this.#repository = repository;
@@ -41,14 +44,15 @@ export class ApiKeyAuthenticator {
   async authenticate(header: string | undefined): Promise<Principal> {
     const token = bearerToken(header);
     if (!token.startsWith(API_KEY_SECRET_PREFIX)) throw new InvalidApiKeyError();
-    const principal = await this.#lookup(hashApiKeySecret(token));
-    if (!principal) throw new InvalidApiKeyError();
-    return principal;
+    const lookup = await this.#lookup(hashApiKeySecret(token));
+    if (!lookup) throw new InvalidApiKeyError();
+    if (lookup.revoked) throw new InvalidApiKeyError('The API key has been revoked.', { tenantId: lookup.principal.tenantId, keyId: lookup.principal.keyId });
+    return lookup.principal;
   }
 
-  async #lookup(hash: string): Promise<Principal | null> {
+  async #lookup(hash: string): Promise<Lookup> {
     const cached = this.#cache.get(hash);
-    if (cached && cached.expiresAt > this.#now()) return cached.principal;
+    if (cached && cached.expiresAt > this.#now()) return cached.lookup;
     let pending = this.#inFlight.get(hash);
     if (!pending) {
       pending = this.#fetch(hash).finally(() => this.#inFlight.delete(hash));
@@ -57,19 +61,19 @@ export class ApiKeyAuthenticator {
     return pending;
   }
 
-  async #fetch(hash: string): Promise<Principal | null> {
+  async #fetch(hash: string): Promise<Lookup> {
     let record;
     try {
       record = await this.#repository.apiKeys.findByHash(hash);
     } catch {
       throw new ServiceUnavailableError('The credential store is unavailable; retry shortly.', 1);
     }
-    const principal = record && !record.revokedAt ? { tenantId: record.tenantId, role: record.role, keyId: record.id } : null;
+    const lookup: Lookup = record ? { principal: { tenantId: record.tenantId, role: record.role, keyId: record.id }, revoked: record.revokedAt !== null } : null;
     if (this.#ttlMs > 0) {
       if (this.#cache.size >= MAX_CACHED_KEYS) this.#cache.delete(this.#cache.keys().next().value as string);
       this.#cache.delete(hash);
-      this.#cache.set(hash, { principal, expiresAt: this.#now() + this.#ttlMs });
+      this.#cache.set(hash, { lookup, expiresAt: this.#now() + this.#ttlMs });
     }
-    return principal;
+    return lookup;
   }
 }

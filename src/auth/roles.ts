@@ -11,6 +11,8 @@ export const PERMISSIONS = {
   'usage.read': { roles: ['admin', 'developer', 'auditor'], describe: 'read usage' },
   'budgets.read': { roles: ['admin', 'developer', 'auditor'], describe: 'read budgets' },
   'audit.read': { roles: ['admin', 'auditor'], describe: 'read the audit log' },
+  'audit.verify': { roles: ['admin', 'auditor'], describe: 'verify the audit chain' },
+  'prompts.write': { roles: ['admin'], describe: 'create or activate prompt versions' },
 } as const satisfies Record<string, { roles: readonly Role[]; describe: string }>;
 
 /** An operation a route performs. */

@@ -6,8 +6,15 @@ import type { ResolvedModel } from './resolve-model.ts';
 // Set per upstream call by the worker, or the gateway's own; never forwarded as sent.
 const NOT_FORWARDED = new Set(['model', 'stream', 'stream_options']);
 
+/** Where a request came from beyond its body: its feature and the prompt version used. */
+export interface RequestContext {
+  feature: string | null;
+  prompt: { name: string; version: number } | null;
+  piiFlags: string[];
+}
+
 /** The job for one validated, resolved request. */
-export function buildJob(requestId: string, principal: Principal, replyChannel: string, body: ChatCompletionRequest, resolved: ResolvedModel): CompletionJob {
+export function buildJob(requestId: string, principal: Principal, replyChannel: string, body: ChatCompletionRequest, resolved: ResolvedModel, context: RequestContext): CompletionJob {
   const forwarded: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(body)) if (!NOT_FORWARDED.has(key) && value !== undefined) forwarded[key] = value;
   const job: CompletionJob = {
@@ -21,6 +28,9 @@ export function buildJob(requestId: string, principal: Principal, replyChannel: 
     stream: body.stream === true,
     includeUsage: body.stream === true && body.stream_options?.include_usage === true,
     enqueuedAt: Date.now(),
+    feature: context.feature,
+    prompt: context.prompt,
+    piiFlags: context.piiFlags,
   };
   if (resolved.promptTokens !== undefined) job.promptTokens = resolved.promptTokens;
   return job;

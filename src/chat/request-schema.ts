@@ -30,7 +30,28 @@ export const ChatCompletionRequestSchema = Type.Object(
   { additionalProperties: true },
 );
 
-/** A validated chat completion request. */
+/** Name of a registered prompt. */
+export const PromptNameSchema = Type.String({ pattern: '^[a-z0-9][a-z0-9_.-]{0,127}$' });
+
+/**
+ * The body as it arrives: either `model` + `messages`, or a named `prompt` with its
+ * `variables` (src/chat/request-shape.ts decides which, with errors that say why).
+ */
+export const ChatCompletionBodySchema = Type.Composite(
+  [
+    Type.Partial(Type.Pick(ChatCompletionRequestSchema, ['model', 'messages'])),
+    Type.Omit(ChatCompletionRequestSchema, ['model', 'messages']),
+    Type.Object({
+      prompt: Type.Optional(PromptNameSchema),
+      variables: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    }),
+  ],
+  { additionalProperties: true },
+);
+
+/** A chat completion request with its model and messages known (sent, or from a named prompt). */
 export type ChatCompletionRequest = Static<typeof ChatCompletionRequestSchema>;
+/** The body as validated at the door. */
+export type ChatCompletionBody = Static<typeof ChatCompletionBodySchema>;
 /** A validated chat message. */
 export type ChatMessage = Static<typeof ChatMessageSchema>;

@@ -1,6 +1,8 @@
 /** The `gateway` CLI's commands, each a small function over a Repository and two output lines sinks. */
 import { generateApiKey } from '../auth/api-key-secret.ts';
 import { ROLES, TenantNotFoundError, type ApiKeyRecord, type Repository, type Role } from '../store/repository.ts';
+import { auditEvent } from '../audit/audit-event.ts';
+import type { CliContext } from './cli-context.ts';
 
 /** Bad usage: the CLI prints the message and the usage text, and exits 2. */
 export class UsageError extends Error {
@@ -35,24 +37,28 @@ export function parseRole(value: string): Role {
   return role;
 }
 
-/** `tenants create`: stores the tenant and prints its id. */
-export async function createTenantCommand(repo: Repository, id: string, name: string | undefined, io: CliOutput): Promise<void> {
+/** `tenants create`: stores the tenant, audits it, and prints its id. */
+export async function createTenantCommand(ctx: CliContext, id: string, name: string | undefined, io: CliOutput): Promise<void> {
   assertTenantId(id);
-  const tenant = await repo.tenants.create({ id, name: name ?? id });
+  const tenant = await ctx.repo.tenants.create({ id, name: name ?? id });
+  await ctx.audit(auditEvent({ tenantId: tenant.id, actor: 'cli', action: 'tenant.created', target: `tenant:${tenant.id}`, outcome: 'success' }));
   io.out(tenant.id);
 }
 
 /** `keys create`: prints the new secret alone on stdout (shown once), and the key id on stderr. */
-export async function createKeyCommand(repo: Repository, tenantId: string, role: Role, io: CliOutput): Promise<void> {
+export async function createKeyCommand(ctx: CliContext, tenantId: string, role: Role, io: CliOutput): Promise<void> {
   const key = generateApiKey();
-  await repo.apiKeys.create({ id: key.id, tenantId, role, secretHash: key.secretHash });
+  await ctx.repo.apiKeys.create({ id: key.id, tenantId, role, secretHash: key.secretHash });
+  await ctx.audit(auditEvent({ tenantId, actor: 'cli', action: 'key.created', target: key.id, outcome: 'success', details: { role } }));
   io.out(key.secret);
   io.err(`created key ${key.id} for tenant ${tenantId} (role ${role})`);
 }
 
 /** `keys revoke`: marks the key revoked; an unknown key id is an error. */
-export async function revokeKeyCommand(repo: Repository, keyId: string, io: CliOutput): Promise<void> {
-  if (!(await repo.apiKeys.revoke(keyId))) throw new Error(`Key '${keyId}' does not exist.`);
+export async function revokeKeyCommand(ctx: CliContext, keyId: string, io: CliOutput): Promise<void> {
+  const revoked = await ctx.repo.apiKeys.revoke(keyId);
+  if (!revoked) throw new Error(`Key '${keyId}' does not exist.`);
+  await ctx.audit(auditEvent({ tenantId: revoked.tenantId, actor: 'cli', action: 'key.revoked', target: keyId, outcome: 'success' }));
   io.err(`revoked key ${keyId}`);
 }
 

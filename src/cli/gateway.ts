@@ -1,8 +1,9 @@
 /** The `gateway` CLI entry: parses argv, opens the store, runs one command, sets the exit code. */
 import { parseArgs } from 'node:util';
-import { loadStoreConfig } from '../config.ts';
+import { loadCliConfig } from '../config.ts';
 import { createStore } from '../store/create-store.ts';
-import type { Repository } from '../store/repository.ts';
+import { createCliContext, type CliContext } from './cli-context.ts';
+import { activatePromptCommand, createPromptCommand, listPromptVersionsCommand, verifyAuditCommand } from './prompt-commands.ts';
 import {
   UsageError,
   assertTenantId,
@@ -20,20 +21,31 @@ const USAGE = `Usage:
   gateway keys create --tenant <tenant> --role <admin|developer|app|auditor>
   gateway keys revoke <key-id>
   gateway keys list --tenant <tenant>
+  gateway prompts create <name> --tenant <tenant> --file <version.json> [--activate]
+  gateway prompts activate <name> --tenant <tenant> --version <n>
+  gateway prompts list <name> --tenant <tenant>
+  gateway audit verify --tenant <tenant>
   gateway migrate
 
-The store is DATABASE_URL (PostgreSQL) or MONGODB_URI (MongoDB, wins when both are set).`;
+The store is DATABASE_URL (PostgreSQL) or MONGODB_URI (MongoDB, wins when both are set).
+REDIS_URL (optional) lets prompt activations reach every web process at once;
+CATALOG (optional) checks a prompt's model against the catalog.
+A version file is JSON: {"messages":[{"role":"user","content":"Hi {{name}}"}],"model":"svc-flash","parameters":{}}`;
 
 const OPTIONS = {
   name: { type: 'string' },
   tenant: { type: 'string' },
   role: { type: 'string' },
+  file: { type: 'string' },
+  version: { type: 'string' },
+  activate: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-type OptionName = 'name' | 'tenant' | 'role';
-type Options = Partial<Record<OptionName, string>>;
-type Command = (repo: Repository, io: CliOutput) => Promise<void>;
+const STRING_OPTIONS = ['name', 'tenant', 'role', 'file', 'version'] as const;
+type OptionName = (typeof STRING_OPTIONS)[number] | 'activate';
+type Options = Partial<Record<(typeof STRING_OPTIONS)[number], string>> & { activate?: boolean };
+type Command = (ctx: CliContext, io: CliOutput) => Promise<void>;
 
 interface CommandSpec {
   words: string;
@@ -42,7 +54,7 @@ interface CommandSpec {
   build(args: string[], options: Options): Command;
 }
 
-function required(options: Options, name: OptionName): string {
+function required(options: Options, name: (typeof STRING_OPTIONS)[number]): string {
   const value = options[name];
   if (value === undefined || value === '') throw new UsageError(`Missing required option --${name}.`);
   return value;
@@ -55,7 +67,7 @@ const COMMANDS: readonly CommandSpec[] = [
     options: ['name'],
     build: ([id = ''], options) => {
       assertTenantId(id);
-      return (repo, io) => createTenantCommand(repo, id, options.name, io);
+      return (ctx, io) => createTenantCommand(ctx, id, options.name, io);
     },
   },
   {
@@ -65,20 +77,59 @@ const COMMANDS: readonly CommandSpec[] = [
     build: (_args, options) => {
       const tenant = required(options, 'tenant');
       const role = parseRole(required(options, 'role'));
-      return (repo, io) => createKeyCommand(repo, tenant, role, io);
+      return (ctx, io) => createKeyCommand(ctx, tenant, role, io);
     },
   },
-  { words: 'keys revoke', args: 1, options: [], build: ([keyId = '']) => (repo, io) => revokeKeyCommand(repo, keyId, io) },
+  { words: 'keys revoke', args: 1, options: [], build: ([keyId = '']) => (ctx, io) => revokeKeyCommand(ctx, keyId, io) },
   {
     words: 'keys list',
     args: 0,
     options: ['tenant'],
     build: (_args, options) => {
       const tenant = required(options, 'tenant');
-      return (repo, io) => listKeysCommand(repo, tenant, io);
+      return (ctx, io) => listKeysCommand(ctx.repo, tenant, io);
     },
   },
-  { words: 'migrate', args: 0, options: [], build: () => (repo, io) => migrateCommand(repo, io) },
+  {
+    words: 'prompts create',
+    args: 1,
+    options: ['tenant', 'file', 'activate'],
+    build: ([name = ''], options) => {
+      const tenant = required(options, 'tenant');
+      const file = required(options, 'file');
+      return (ctx, io) => createPromptCommand(ctx, tenant, name, file, options.activate === true, io);
+    },
+  },
+  {
+    words: 'prompts activate',
+    args: 1,
+    options: ['tenant', 'version'],
+    build: ([name = ''], options) => {
+      const tenant = required(options, 'tenant');
+      const version = Number(required(options, 'version'));
+      if (!Number.isSafeInteger(version) || version < 1) throw new UsageError('--version must be a positive integer.');
+      return (ctx, io) => activatePromptCommand(ctx, tenant, name, version, io);
+    },
+  },
+  {
+    words: 'prompts list',
+    args: 1,
+    options: ['tenant'],
+    build: ([name = ''], options) => {
+      const tenant = required(options, 'tenant');
+      return (ctx, io) => listPromptVersionsCommand(ctx, tenant, name, io);
+    },
+  },
+  {
+    words: 'audit verify',
+    args: 0,
+    options: ['tenant'],
+    build: (_args, options) => {
+      const tenant = required(options, 'tenant');
+      return (ctx, io) => verifyAuditCommand(ctx, tenant, io);
+    },
+  },
+  { words: 'migrate', args: 0, options: [], build: () => (ctx, io) => migrateCommand(ctx.repo, io) },
 ];
 
 /** The command argv asks for, validated before any connection is made; null means `--help`. */
@@ -92,8 +143,8 @@ function parseCommand(argv: string[]): Command | null {
   if (!spec) throw new UsageError(positionals.length ? `Unknown command '${positionals.join(' ')}'.` : 'No command given.');
   const args = positionals.slice(spec.words.split(' ').length);
   if (args.length !== spec.args) throw new UsageError(`'${spec.words}' takes ${spec.args} argument(s), got ${args.length}.`);
-  const options: Options = { name: values.name, tenant: values.tenant, role: values.role };
-  for (const name of ['name', 'tenant', 'role'] as const) {
+  const options: Options = { name: values.name, tenant: values.tenant, role: values.role, file: values.file, version: values.version, activate: values.activate };
+  for (const name of [...STRING_OPTIONS, 'activate'] as const) {
     if (options[name] !== undefined && !spec.options.includes(name)) {
       throw new UsageError(`Option --${name} does not apply to '${spec.words}'.`);
     }
@@ -117,16 +168,17 @@ const io: CliOutput = {
 };
 
 async function runCommand(command: Command): Promise<number> {
-  let repo: Repository | undefined;
+  let ctx: CliContext | undefined;
   try {
-    repo = await createStore(loadStoreConfig());
-    await command(repo, io);
+    const config = loadCliConfig();
+    ctx = createCliContext(await createStore(config.store), config);
+    await command(ctx, io);
     return 0;
   } catch (error) {
     io.err(`gateway: ${describeError(error)}`);
     return 1;
   } finally {
-    await repo?.close().catch(() => undefined);
+    await ctx?.close().catch(() => undefined);
   }
 }
 

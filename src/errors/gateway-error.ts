@@ -77,8 +77,11 @@ export class MissingApiKeyError extends GatewayError {
 
 /** 401 `invalid_api_key`: unknown, malformed or revoked credential. */
 export class InvalidApiKeyError extends GatewayError {
-  constructor(message = 'The API key is invalid or has been revoked.') {
+  /** The key's tenant and id when the key is known (revoked): the denial is audited for that tenant. */
+  readonly knownKey: { tenantId: string; keyId: string } | null;
+  constructor(message = 'The API key is invalid or has been revoked.', knownKey: { tenantId: string; keyId: string } | null = null) {
     super(401, 'authentication_error', 'invalid_api_key', message);
+    this.knownKey = knownKey;
   }
 }
 
@@ -114,6 +117,14 @@ export class ModelNotFoundError extends GatewayError {
 export class AutoModelUnavailableError extends GatewayError {
   constructor() {
     super(400, 'invalid_request_error', 'model_selection_unavailable', "Automatic model selection ('auto') is not available yet; send a concrete catalog alias such as 'svc-standard'.", { param: 'model' });
+  }
+}
+
+/** 404 `prompt_not_found`: the tenant has no prompt (or version) of that name. */
+export class UnknownPromptError extends GatewayError {
+  constructor(name: string, version?: number) {
+    const what = version === undefined ? `The prompt '${name}' does not exist.` : `The prompt '${name}' has no version ${version}.`;
+    super(404, 'invalid_request_error', 'prompt_not_found', what, { param: 'prompt' });
   }
 }
 

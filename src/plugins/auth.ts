@@ -1,7 +1,9 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { authorize, type Operation, type Principal } from '../auth/roles.ts';
 import type { ApiKeyAuthenticator } from '../auth/api-key-authenticator.ts';
+import { InvalidApiKeyError, PermissionDeniedError } from '../errors/gateway-error.ts';
+import { auditEvent, type AuditSink } from '../audit/audit-event.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -14,18 +16,34 @@ declare module 'fastify' {
   }
 }
 
+/** Records a denial for the tenant it concerns; a known tenant is needed, so unknown keys are not audited. */
+function auditDenial(audit: AuditSink, request: FastifyRequest, operation: Operation, error: unknown, principal: Principal | null): void {
+  const known = error instanceof InvalidApiKeyError ? error.knownKey : error instanceof PermissionDeniedError && principal ? principal : null;
+  if (!known) return;
+  const reason = error instanceof InvalidApiKeyError ? 'revoked_key' : 'role_not_allowed';
+  const event = auditEvent({ tenantId: known.tenantId, actor: known.keyId, action: 'auth.denied', target: operation, outcome: 'denied', requestId: request.id, details: { reason, method: request.method, path: request.routeOptions.url ?? request.url } });
+  audit(event).catch((auditError: unknown) => request.log.error({ err: auditError }, 'recording a denial in the audit log failed'));
+}
+
 /**
  * Authenticates every request to a route that declares an operation, before its body is
- * parsed, and applies the role matrix: the one place where access is decided.
+ * parsed, and applies the role matrix: the one place where access is decided. Denials
+ * of a known tenant's credentials are audited.
  */
 export const authPlugin = fp(
-  async (app: FastifyInstance, options: { authenticator: ApiKeyAuthenticator }) => {
+  async (app: FastifyInstance, options: { authenticator: ApiKeyAuthenticator; audit: AuditSink }) => {
     app.decorateRequest('principal', null as unknown as Principal);
     app.addHook('onRequest', async (request) => {
       const operation = request.routeOptions.config.operation;
       if (!operation) return;
-      const principal = await options.authenticator.authenticate(request.headers.authorization);
-      authorize(principal, operation);
+      let principal: Principal | null = null;
+      try {
+        principal = await options.authenticator.authenticate(request.headers.authorization);
+        authorize(principal, operation);
+      } catch (error) {
+        auditDenial(options.audit, request, operation, error, principal);
+        throw error;
+      }
       request.principal = principal;
     });
   },

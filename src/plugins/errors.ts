@@ -22,11 +22,15 @@ function toParam(instancePath: string, child?: string): string | null {
   return param === '' ? null : param;
 }
 
-function fromValidation(issue: ValidationIssue): GatewayError {
+function fromValidation(issue: ValidationIssue, context: string | undefined): GatewayError {
   const params = issue.params as Record<string, unknown>;
   if (issue.keyword === 'required') return new MissingRequiredFieldError(toParam(issue.instancePath, String(params['missingProperty'])) as string);
+  if (issue.keyword === 'additionalProperties') {
+    const unknown = toParam(issue.instancePath, String(params['additionalProperty'])) as string;
+    return new InvalidValueError(unknown, `Unknown parameter '${unknown}'.`);
+  }
   const param = toParam(issue.instancePath);
-  if (param === null) return new InvalidValueError(null, 'The request body must be a JSON object.');
+  if (param === null) return new InvalidValueError(null, context === 'body' ? 'The request body must be a JSON object.' : `Invalid ${context ?? 'request'}.`);
   const allowed = Array.isArray(params['allowedValues']) ? `: must be one of ${(params['allowedValues'] as unknown[]).join(', ')}` : ` ${issue.message ?? 'is invalid'}`;
   return new InvalidValueError(param, `Invalid value for '${param}'${allowed}.`);
 }
@@ -35,7 +39,7 @@ function fromValidation(issue: ValidationIssue): GatewayError {
 export function fromFastifyError(error: FastifyError, request: FastifyRequest, bodyLimit: number): GatewayError {
   if (error instanceof GatewayError) return error;
   const first = error.validation?.[0];
-  if (first) return fromValidation(first);
+  if (first) return fromValidation(first, error.validationContext);
   switch (error.code) {
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new InvalidJsonError('The request body is empty; send a JSON object.');

@@ -36,6 +36,8 @@ export interface GatewayUnderTest {
   origin: string;
   env: Record<string, string>;
   prefix: string;
+  /** The test database the processes use (tests may read and tamper with it directly). */
+  databaseUrl: string;
   redis: Redis;
   repository: Repository;
   web: GatewayProcess;
@@ -134,6 +136,7 @@ export async function startGateway(options: { catalog: CatalogFile; env?: Record
     origin,
     env,
     prefix,
+    databaseUrl: database.url,
     redis,
     repository,
     web,

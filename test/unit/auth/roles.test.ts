@@ -5,13 +5,13 @@ import { ROLES, type Role } from '../../../src/store/repository.ts';
 
 /** The role matrix of DESIGN.md, written out: what each role may do. */
 const EXPECTED: Record<Role, Operation[]> = {
-  admin: ['chat.create', 'prompts.read', 'usage.read', 'budgets.read', 'audit.read'],
+  admin: ['chat.create', 'prompts.read', 'usage.read', 'budgets.read', 'audit.read', 'audit.verify', 'prompts.write'],
   developer: ['chat.create', 'prompts.read', 'usage.read', 'budgets.read'],
   app: ['chat.create'],
-  auditor: ['usage.read', 'budgets.read', 'audit.read'],
+  auditor: ['usage.read', 'budgets.read', 'audit.read', 'audit.verify'],
 };
 
-const OPERATIONS: Operation[] = ['chat.create', 'prompts.read', 'usage.read', 'budgets.read', 'audit.read'];
+const OPERATIONS: Operation[] = ['chat.create', 'prompts.read', 'usage.read', 'budgets.read', 'audit.read', 'audit.verify', 'prompts.write'];
 
 function principal(role: Role): Principal {
   return { tenantId: 'acme', role, keyId: `key_${role}` };

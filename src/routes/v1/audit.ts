@@ -1,0 +1,63 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { AuditEvent, AuditFilter, AuditRepository } from '../../store/repository.ts';
+import { InvalidValueError } from '../../errors/gateway-error.ts';
+import { decodeCursor, encodeCursor, parseLimit, parseTime } from '../query-params.ts';
+import { rejectOtherMethods } from '../../plugins/errors.ts';
+
+const AuditQuerySchema = Type.Object(
+  {
+    since: Type.Optional(Type.String()),
+    until: Type.Optional(Type.String()),
+    action: Type.Optional(Type.String({ minLength: 1 })),
+    actor: Type.Optional(Type.String({ minLength: 1 })),
+    limit: Type.Optional(Type.String()),
+    cursor: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+/** An audit event on the wire, with its place in the tenant's hash chain. */
+export function auditEventJson(event: AuditEvent) {
+  return {
+    object: 'audit.event',
+    id: event.id,
+    seq: event.seq,
+    actor: event.actor,
+    action: event.action,
+    target: event.target,
+    outcome: event.outcome,
+    request_id: event.requestId,
+    details: event.details,
+    created_at: event.createdAt.toISOString(),
+    prev_hash: event.prevHash,
+    hash: event.hash,
+  };
+}
+
+function beforeSeq(cursor: string | undefined): number | null {
+  if (cursor === undefined) return null;
+  const seq = Number(decodeCursor(cursor, 1)[0]);
+  if (!Number.isSafeInteger(seq) || seq < 1) throw new InvalidValueError('cursor', "'cursor' is not a cursor this endpoint returned.");
+  return seq;
+}
+
+/** GET /v1/audit: the caller's tenant's audit events, newest first, filtered by time, action and actor. */
+export async function auditRoutes(app: FastifyInstance, options: { audit: AuditRepository }): Promise<void> {
+  app.withTypeProvider<TypeBoxTypeProvider>().get('/v1/audit', { schema: { querystring: AuditQuerySchema }, config: { operation: 'audit.read' } }, async (request) => {
+    const query = request.query;
+    const filter: AuditFilter = { tenantId: request.principal.tenantId };
+    if (query.since) filter.since = parseTime('since', query.since);
+    if (query.until) filter.until = parseTime('until', query.until);
+    if (query.action) filter.action = query.action;
+    if (query.actor) filter.actor = query.actor;
+    const limit = parseLimit(query.limit, 100, 1000);
+    const page = await options.audit.list(filter, limit + 1, beforeSeq(query.cursor));
+    const events = page.slice(0, limit);
+    const last = events.at(-1);
+    const hasMore = page.length > limit && last !== undefined;
+    return { object: 'list', data: events.map(auditEventJson), has_more: hasMore, next_cursor: hasMore ? encodeCursor([String(last.seq)]) : null };
+  });
+  rejectOtherMethods(app, '/v1/audit', ['GET']);
+}

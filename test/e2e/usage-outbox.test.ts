@@ -1,0 +1,60 @@
+/** No usage record is lost when the store is down: the worker's store connection goes through a proxy the test cuts. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import pg from 'pg';
+import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
+import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
+import { testCatalog } from '../helpers/test-catalog.ts';
+import { eventually } from '../helpers/http.ts';
+
+let upstream: FakeUpstream;
+let gateway: GatewayUnderTest;
+let proxy: TcpProxy;
+
+beforeAll(async () => {
+  upstream = await startFakeUpstream();
+  proxy = await startTcpProxy(5432);
+  const proxied = (url: string) => url.replace('127.0.0.1:5432', `127.0.0.1:${proxy.port}`);
+  // The web tier reads keys from the store directly; only the worker (which writes usage) goes through the proxy.
+  gateway = await startGateway({ catalog: testCatalog(upstream.url) });
+  const worker = gateway.workers.shift();
+  worker?.child.kill('SIGTERM');
+  await worker?.exited;
+  await gateway.startWorker({ DATABASE_URL: proxied(gateway.databaseUrl) });
+});
+
+afterAll(async () => {
+  await gateway?.close();
+  await proxy?.close();
+  await upstream?.close();
+});
+
+async function storedIds(): Promise<string[]> {
+  const client = new pg.Client({ connectionString: gateway.databaseUrl });
+  await client.connect();
+  try {
+    return (await client.query<{ request_id: string }>('SELECT request_id FROM usage_records')).rows.map((row) => row.request_id);
+  } finally {
+    await client.end();
+  }
+}
+
+describe('usage outbox', () => {
+  it('keeps every record through a store outage and writes each exactly once when the store is back', async () => {
+    const { secret } = await gateway.issueKey('acme', 'app');
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: secret, maxRetries: 0 });
+    await proxy.cut();
+    const responses = await Promise.all(Array.from({ length: 8 }, (_, i) => client.chat.completions.create({ model: 'fake-gpt', messages: [{ role: 'user', content: `outage ${i}` }] })));
+    const ids = responses.map((r) => (r as unknown as { request_id: string }).request_id).sort();
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(await storedIds()).toEqual([]);
+    expect(await gateway.redis.llen(`${gateway.prefix}:{outbox}:items`) + (await gateway.redis.zcard(`${gateway.prefix}:{outbox}:leases`))).toBe(8);
+    await proxy.restore();
+    await eventually(async () => (await storedIds()).length === 8, 15_000, 'all eight records stored');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await storedIds()).sort()).toEqual(ids);
+    expect(await gateway.redis.llen(`${gateway.prefix}:{outbox}:items`)).toBe(0);
+    expect(await gateway.redis.zcard(`${gateway.prefix}:{outbox}:leases`)).toBe(0);
+  });
+});
