@@ -163,6 +163,8 @@ export interface UsageRepository {
   list(filter: UsageFilter, limit: number, cursor: UsageCursor | null): Promise<UsageRecord[]>;
   /** Sums per UTC day, model or feature, ordered by key. */
   sum(filter: UsageFilter, groupBy: 'day' | 'model' | 'feature'): Promise<UsageGroup[]>;
+  /** Total cost of the tenant's records in [since, until), of one feature or (null) of all; rebuilds budget counters. */
+  spentMicros(tenantId: string, feature: string | null, since: Date, until: Date): Promise<number>;
 }
 
 /** An audit event before it is chained. */
@@ -213,6 +215,56 @@ export interface AuditRepository {
   verify(tenantId: string): Promise<AuditVerification>;
 }
 
+/** The calendar windows a budget resets on (UTC). */
+export type BudgetWindow = 'hour' | 'day' | 'month';
+
+/** A spending limit of a tenant, or of one feature of a tenant, per window. */
+export interface BudgetPolicy {
+  id: string;
+  tenantId: string;
+  /** Null: every request of the tenant counts; otherwise only requests of this feature. */
+  feature: string | null;
+  window: BudgetWindow;
+  /** Integer micro-units of the tenant's currency. */
+  limitMicros: number;
+  createdAt: Date;
+}
+
+/** A prepaid amount added to a tenant's credit account. */
+export interface CreditTopUp {
+  id: string;
+  tenantId: string;
+  amountMicros: number;
+  actor: string;
+  createdAt: Date;
+}
+
+/** A tenant's rate limits; a null field falls back to the configured default. */
+export interface TenantPlan {
+  tenantId: string;
+  requestsPerMinute: number | null;
+  tokensPerMinute: number | null;
+  keyRequestsPerMinute: number | null;
+  keyTokensPerMinute: number | null;
+  /** Requests of the tenant queued or running at once before new ones get 429. */
+  maxQueued: number | null;
+}
+
+/** Budget policies, credit top-ups and plans. */
+export interface BudgetRepository {
+  createPolicy(input: { id: string; tenantId: string; feature: string | null; window: BudgetWindow; limitMicros: number }): Promise<BudgetPolicy>;
+  /** False when the tenant has no such policy. */
+  deletePolicy(tenantId: string, id: string): Promise<boolean>;
+  /** Oldest first. */
+  listPolicies(tenantId: string): Promise<BudgetPolicy[]>;
+  /** Adds to the credit account (created by the first top-up); a repeated id is stored once. */
+  topUp(input: { id: string; tenantId: string; amountMicros: number; actor: string }): Promise<CreditTopUp>;
+  /** The sum of all top-ups, or null when the tenant has no credit account (credits are then not enforced). */
+  creditToppedUp(tenantId: string): Promise<number | null>;
+  getPlan(tenantId: string): Promise<TenantPlan | null>;
+  setPlan(plan: TenantPlan): Promise<TenantPlan>;
+}
+
 /** The whole store, as built once per process by src/store/create-store.ts. */
 export interface Repository {
   readonly kind: 'postgres' | 'mongodb';
@@ -221,6 +273,7 @@ export interface Repository {
   readonly prompts: PromptRepository;
   readonly usage: UsageRepository;
   readonly audit: AuditRepository;
+  readonly budgets: BudgetRepository;
   /** Creates tables/collections and indexes; idempotent (run by `release`). */
   migrate(): Promise<void>;
   /** Cheap liveness probe for /readyz. */

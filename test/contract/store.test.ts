@@ -5,6 +5,7 @@ import { createStore } from '../../src/store/create-store.ts';
 import type { Repository } from '../../src/store/repository.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
 import { auditCases } from './store-cases/audit.ts';
+import { budgetCases } from './store-cases/budgets.ts';
 import type { AuditTamper, StoreContext } from './store-cases/context.ts';
 import { promptCases } from './store-cases/prompts.ts';
 import { tenantAndKeyCases } from './store-cases/tenants-keys.ts';
@@ -46,6 +47,7 @@ function repositoryContract(
     describe('prompts', () => promptCases(store));
     describe('usage', () => usageCases(store));
     describe('audit', () => auditCases(store));
+    describe('budgets', () => budgetCases(store));
   });
 }
 

@@ -10,6 +10,7 @@ import {
   type TenantRepository,
 } from '../repository.ts';
 import { createAuditModels, createAuditRepository } from './audit.ts';
+import { createBudgetModels, createBudgetRepository } from './budgets.ts';
 import { createModels, type ApiKeyDocument, type StoreModels, type TenantDocument } from './models.ts';
 import { createPromptModels, createPromptRepository } from './prompts.ts';
 import { createUsageModel, createUsageRepository } from './usage.ts';
@@ -110,7 +111,19 @@ export async function createMongoRepository(uri: string): Promise<Repository> {
   const promptModels = createPromptModels(connection);
   const usageModel = createUsageModel(connection);
   const auditModels = createAuditModels(connection);
-  const indexed = [models.Tenant, models.ApiKey, promptModels.PromptHead, promptModels.PromptVersion, usageModel, auditModels.EventModel, auditModels.HeadModel];
+  const budgetModels = createBudgetModels(connection);
+  const indexed = [
+    models.Tenant,
+    models.ApiKey,
+    promptModels.PromptHead,
+    promptModels.PromptVersion,
+    usageModel,
+    auditModels.EventModel,
+    auditModels.HeadModel,
+    budgetModels.PolicyModel,
+    budgetModels.TopUpModel,
+    budgetModels.PlanModel,
+  ];
   return {
     kind: 'mongodb',
     tenants: createTenantRepository(models),
@@ -118,6 +131,7 @@ export async function createMongoRepository(uri: string): Promise<Repository> {
     prompts: createPromptRepository(promptModels),
     usage: createUsageRepository(usageModel),
     audit: createAuditRepository(auditModels),
+    budgets: createBudgetRepository(budgetModels),
     async migrate() {
       for (const model of indexed) await model.syncIndexes();
     },

@@ -207,5 +207,11 @@ export function createUsageRepository(Usage: Model<UsageDocument>): UsageReposit
         costMicros: group.cost_micros,
       }));
     },
+    async spentMicros(tenantId, feature, since, until) {
+      const match: QueryFilter<UsageDocument> = { tenant_id: tenantId, created_at: { $gte: since, $lt: until } };
+      if (feature !== null) match.feature = feature;
+      const [total] = await Usage.aggregate<{ spent: number }>([{ $match: match }, { $group: { _id: null, spent: { $sum: '$cost_micros' } } }]).exec();
+      return total?.spent ?? 0;
+    },
   };
 }

@@ -11,6 +11,7 @@ import {
   type TenantRepository,
 } from '../repository.ts';
 import { createAuditRepository } from './audit.ts';
+import { createBudgetRepository } from './budgets.ts';
 import { runMigrations } from './migrations.ts';
 import { createPromptRepository } from './prompts.ts';
 import { createUsageRepository } from './usage.ts';
@@ -132,6 +133,7 @@ export function createPostgresRepository(databaseUrl: string): Repository {
     prompts: createPromptRepository(pool),
     usage: createUsageRepository(pool),
     audit: createAuditRepository(pool),
+    budgets: createBudgetRepository(pool),
     migrate: () => runMigrations(pool),
     async ping() {
       await pool.query('SELECT 1');

@@ -126,6 +126,38 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    name: 'budget policies, credit top-ups and tenant plans',
+    sql: `
+      -- "window" is a reserved word, hence budget_window.
+      CREATE TABLE budget_policies (
+        id text PRIMARY KEY,
+        tenant_id text NOT NULL,
+        feature text,
+        budget_window text NOT NULL CHECK (budget_window IN ('hour', 'day', 'month')),
+        limit_micros bigint NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX budget_policies_tenant_created_idx ON budget_policies (tenant_id, created_at, id);
+      CREATE TABLE credit_top_ups (
+        id text PRIMARY KEY,
+        tenant_id text NOT NULL,
+        amount_micros bigint NOT NULL,
+        actor text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX credit_top_ups_tenant_idx ON credit_top_ups (tenant_id);
+      CREATE TABLE tenant_plans (
+        tenant_id text PRIMARY KEY,
+        requests_per_minute integer,
+        tokens_per_minute integer,
+        key_requests_per_minute integer,
+        key_tokens_per_minute integer,
+        max_queued integer
+      );
+    `,
+  },
 ];
 
 // Any constant works; it only has to be the same in every process that migrates.

@@ -169,6 +169,13 @@ export function usageSumQuery(filter: UsageFilter, groupBy: keyof typeof GROUPIN
   };
 }
 
+/** The statement `spentMicros` runs; a null feature adds no condition, so every feature counts. */
+function spentQuery(tenantId: string, feature: string | null, since: Date, until: Date): { text: string; values: unknown[] } {
+  const base = 'SELECT coalesce(sum(cost_micros), 0) AS spent FROM usage_records WHERE tenant_id = $1 AND created_at >= $2 AND created_at < $3';
+  if (feature === null) return { text: base, values: [tenantId, since, until] };
+  return { text: `${base} AND feature = $4`, values: [tenantId, since, until, feature] };
+}
+
 /** The UsageRepository over `pool`. */
 export function createUsageRepository(pool: Pool): UsageRepository {
   return {
@@ -184,6 +191,11 @@ export function createUsageRepository(pool: Pool): UsageRepository {
     async sum(filter, groupBy) {
       const result = await pool.query<GroupRow>(usageSumQuery(filter, groupBy));
       return result.rows.map(toGroup);
+    },
+    async spentMicros(tenantId, feature, since, until) {
+      // sum(bigint) is numeric, which arrives as a string.
+      const result = await pool.query<{ spent: string }>(spentQuery(tenantId, feature, since, until));
+      return Number(result.rows[0]?.spent ?? 0);
     },
   };
 }
