@@ -1,11 +1,10 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
-import type { CatalogFile } from './catalog/schema.ts';
 import type { ApiKeyAuthenticator } from './auth/api-key-authenticator.ts';
-import type { CompletionDispatcher } from './chat/dispatcher.ts';
+import type { CompletionServices } from './chat/pipeline.ts';
+import type { BudgetAdminDeps } from './budget/budget-admin.ts';
 import type { Repository } from './store/repository.ts';
-import type { PromptCache } from './prompts/prompt-cache.ts';
 import type { PromptAdminDeps } from './prompts/prompt-admin.ts';
 import type { AuditSink } from './audit/audit-event.ts';
 import { ServiceUnavailableError } from './errors/gateway-error.ts';
@@ -16,6 +15,7 @@ import { chatCompletionsRoutes } from './routes/v1/chat-completions.ts';
 import { healthRoutes } from './routes/health.ts';
 import { promptRoutes } from './routes/v1/prompts.ts';
 import { usageRoutes } from './routes/v1/usage.ts';
+import { budgetRoutes } from './routes/v1/budgets.ts';
 import { auditRoutes } from './routes/v1/audit.ts';
 import { internalRoutes } from './routes/internal/index.ts';
 
@@ -23,14 +23,12 @@ import { internalRoutes } from './routes/internal/index.ts';
 export interface AppDeps {
   config: Config;
   log: Logger;
-  catalog: CatalogFile;
   authenticator: ApiKeyAuthenticator;
-  dispatcher: CompletionDispatcher;
+  completion: CompletionServices;
   repository: Repository;
-  prompts: PromptCache;
   promptAdmin: PromptAdminDeps;
+  budgetAdmin: BudgetAdminDeps;
   audit: AuditSink;
-  replyChannel: string;
   /** Throws when a dependency is down (for /readyz). */
   ready: () => Promise<void>;
   /** True once SIGTERM arrived: new requests are refused with 503. */
@@ -64,19 +62,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
   });
   await app.register(errorsPlugin, { bodyLimit: env.BODY_LIMIT_BYTES });
-  await app.register(authPlugin, { authenticator: deps.authenticator, audit: deps.audit });
+  await app.register(authPlugin, { authenticator: deps.authenticator, audit: deps.audit, operatorTenant: env.OPERATOR_TENANT });
   await app.register(healthRoutes, { ready: deps.ready });
-  await app.register(chatCompletionsRoutes, {
-    catalog: deps.catalog,
-    prompts: deps.prompts,
-    dispatcher: deps.dispatcher,
-    replyChannel: deps.replyChannel,
-    bodyLimit: env.BODY_LIMIT_BYTES,
-    sse: { keepAliveMs: env.SSE_KEEPALIVE_MS, maxBufferedBytes: 1024 * 1024 },
-  });
-  await app.register(promptRoutes, { prompts: deps.prompts });
+  await app.register(chatCompletionsRoutes, { services: deps.completion, bodyLimit: env.BODY_LIMIT_BYTES });
+  await app.register(promptRoutes, { prompts: deps.completion.prompts });
   await app.register(usageRoutes, { usage: deps.repository.usage });
+  await app.register(budgetRoutes, { ledger: deps.completion.ledger, settings: deps.completion.settings });
   await app.register(auditRoutes, { audit: deps.repository.audit });
-  await app.register(internalRoutes, { prefix: '/internal/v1', promptAdmin: deps.promptAdmin, audit: deps.repository.audit });
+  await app.register(internalRoutes, { prefix: '/internal/v1', promptAdmin: deps.promptAdmin, budgetAdmin: deps.budgetAdmin, audit: deps.repository.audit });
   return app;
 }

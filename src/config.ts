@@ -39,6 +39,13 @@ export const EnvSchema = Type.Object({
   SHUTDOWN_GRACE_MS: Millis(25_000, 'Time SIGTERM gives open responses and running jobs.'),
   SSE_KEEPALIVE_MS: Millis(15_000, 'Interval of SSE comment lines while a stream is silent.'),
   EVENTS_TTL_MS: Millis(600_000, 'Lifetime of a request\'s event stream in Redis (gap repair, replay).'),
+  TENANT_RPM: Type.Integer({ minimum: 0, default: 6_000, description: 'Requests per minute of a tenant without a plan (0: unlimited).' }),
+  TENANT_TPM: Type.Integer({ minimum: 0, default: 6_000_000, description: 'Tokens per minute of a tenant without a plan (0: unlimited).' }),
+  KEY_RPM: Type.Integer({ minimum: 0, default: 3_000, description: 'Requests per minute of one API key without a plan (0: unlimited).' }),
+  KEY_TPM: Type.Integer({ minimum: 0, default: 3_000_000, description: 'Tokens per minute of one API key without a plan (0: unlimited).' }),
+  TENANT_MAX_QUEUED: Type.Integer({ minimum: 1, default: 1_000, description: 'Requests of one tenant queued or running at once; more get 429.' }),
+  OPERATOR_TENANT: Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,62}$', default: 'operator', description: 'The tenant whose admins manage other tenants (credits, plans).' }),
+  SETTINGS_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 5_000, description: 'In-process cache of budgets, credits and plans.' }),
 });
 
 /** The raw, validated environment. */

@@ -1,23 +1,34 @@
 import { Queue } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { ulid } from 'ulid';
 import type { Config } from './config.ts';
 import { buildApp } from './app.ts';
 import { loadCatalogFile } from './catalog/load-catalog.ts';
+import type { CatalogFile } from './catalog/schema.ts';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator.ts';
 import { CompletionDispatcher } from './chat/dispatcher.ts';
+import type { CompletionServices } from './chat/pipeline.ts';
 import { createStore } from './store/create-store.ts';
 import type { Repository } from './store/repository.ts';
-import { createRedisKeys, COMPLETION_QUEUE } from './redis/keys.ts';
+import { createRedisKeys, COMPLETION_QUEUE, type RedisKeys } from './redis/keys.ts';
 import { assertNoEviction, boundedWait, closeRedis, connectRedis } from './redis/connections.ts';
+import { defineScripts } from './redis/scripts.ts';
 import { ReplyChannel } from './redis/reply-channel.ts';
+import { listenForInvalidations } from './redis/invalidations.ts';
 import type { CompletionJob } from './queue/completion-job.ts';
 import { Outbox } from './outbox/outbox.ts';
 import type { AuditSink } from './audit/audit-event.ts';
 import { PromptCache, cacheKey } from './prompts/prompt-cache.ts';
 import type { PromptAdminDeps } from './prompts/prompt-admin.ts';
-import { listenForInvalidations } from './redis/invalidations.ts';
+import type { BudgetAdminDeps } from './budget/budget-admin.ts';
+import { BudgetLedger } from './budget/budget-ledger.ts';
+import { storeSpendSource } from './budget/store-spend-source.ts';
+import { TenantSettingsCache } from './tenants/tenant-settings.ts';
+import { RateLimiter } from './rate-limit/rate-limiter.ts';
+import { IdempotencyStore } from './idempotency/idempotency-store.ts';
+import { IDEMPOTENCY_TTL_MS } from './chat/idempotency-step.ts';
 
 // Activations reach every web process at once through Redis; this bounds how long a lost
 // invalidation message can leave a process on the previous version.
@@ -31,53 +42,76 @@ export interface WebTier {
   close(): Promise<void>;
 }
 
+interface Connections {
+  commands: Redis;
+  subscriber: Redis;
+  keys: RedisKeys;
+  repository: Repository;
+  catalog: CatalogFile;
+  audit: AuditSink;
+}
+
+/** Prompt and budget administration, with their cache invalidations published through Redis. */
+async function adminServices(c: Connections, prompts: PromptCache, settings: TenantSettingsCache, ledger: BudgetLedger) {
+  await listenForInvalidations(c.subscriber, c.keys.promptInvalidations, (message) => prompts.invalidate(message));
+  await listenForInvalidations(c.subscriber, c.keys.settingsInvalidations, (tenantId) => settings.invalidate(tenantId));
+  const promptAdmin: PromptAdminDeps = {
+    repository: c.repository,
+    catalog: c.catalog,
+    audit: c.audit,
+    invalidate: async (tenantId, name) => void (await c.commands.publish(c.keys.promptInvalidations, cacheKey(tenantId, name))),
+  };
+  const budgetAdmin: BudgetAdminDeps = {
+    repository: c.repository,
+    audit: c.audit,
+    creditRedis: (tenantId, amount) => ledger.topUp(tenantId, amount),
+    invalidate: async (tenantId) => void (await c.commands.publish(c.keys.settingsInvalidations, tenantId)),
+  };
+  return { promptAdmin, budgetAdmin };
+}
+
 /** The web process's composition root: connections, store, catalog and app, built once. */
 export async function startWebTier(config: Config, log: Logger): Promise<WebTier> {
   const { env } = config;
   const catalog = await loadCatalogFile(env.CATALOG);
   const keys = createRedisKeys(env.REDIS_PREFIX);
   const onRedisError = (error: Error) => log.warn({ err: error }, 'redis connection error');
-  const commands = await connectRedis(env.REDIS_URL, 'commands', 'gw-web-commands', onRedisError);
+  const commands = defineScripts(await connectRedis(env.REDIS_URL, 'commands', 'gw-web-commands', onRedisError));
   await assertNoEviction(commands);
   const subscriber = await connectRedis(env.REDIS_URL, 'subscriber', 'gw-web-replies', onRedisError);
   const repository = await createStore(config.store);
-  const instanceId = ulid().toLowerCase();
-  const replies = new ReplyChannel({ subscriber, commands, keys, instanceId, silenceMs: 2_000, log });
+  const replies = new ReplyChannel({ subscriber, commands, keys, instanceId: ulid().toLowerCase(), silenceMs: 2_000, log });
   await replies.start();
   const queue = new Queue<CompletionJob>(COMPLETION_QUEUE, { connection: commands, prefix: keys.queuePrefix });
   queue.on('error', onRedisError);
-  const dispatcher = new CompletionDispatcher({
-    queue,
-    replies,
-    commands,
-    keys,
-    deadlines: { queueDeadlineMs: env.QUEUE_DEADLINE_MS, requestTimeoutMs: env.REQUEST_TIMEOUT_MS },
-    log,
-  });
   const outbox = new Outbox(commands, keys);
   const audit: AuditSink = (event) => outbox.push({ kind: 'audit', event });
-  const prompts = new PromptCache(repository.prompts, PROMPT_CACHE_TTL_MS);
-  await listenForInvalidations(subscriber, keys.promptInvalidations, (message) => prompts.invalidate(message));
-  const promptAdmin: PromptAdminDeps = {
-    repository,
+  const ledger = new BudgetLedger({ redis: commands, keys, spend: storeSpendSource(repository), reservationTtlMs: env.REQUEST_TIMEOUT_MS + 60_000 });
+  const completion: CompletionServices = {
+    env,
     catalog,
-    audit,
-    invalidate: async (tenantId, name) => {
-      await commands.publish(keys.promptInvalidations, cacheKey(tenantId, name));
-    },
+    prompts: new PromptCache(repository.prompts, PROMPT_CACHE_TTL_MS),
+    settings: new TenantSettingsCache(repository.budgets, env.SETTINGS_CACHE_TTL_MS),
+    limiter: new RateLimiter({ redis: commands, keys }),
+    ledger,
+    idempotency: new IdempotencyStore({ redis: commands, keys, ttlMs: IDEMPOTENCY_TTL_MS }),
+    dispatcher: new CompletionDispatcher({ queue, replies, commands, keys, deadlines: { queueDeadlineMs: env.QUEUE_DEADLINE_MS, requestTimeoutMs: env.REQUEST_TIMEOUT_MS }, log }),
+    commands,
+    keys,
+    replyChannel: replies.channel,
+    sse: { keepAliveMs: env.SSE_KEEPALIVE_MS, maxBufferedBytes: 1024 * 1024 },
   };
+  const { promptAdmin, budgetAdmin } = await adminServices({ commands, subscriber, keys, repository, catalog, audit }, completion.prompts, completion.settings, ledger);
   let draining = false;
   const app = await buildApp({
     config,
     log,
-    catalog,
     authenticator: new ApiKeyAuthenticator(repository, env.KEY_CACHE_TTL_MS),
-    dispatcher,
+    completion,
     repository,
-    prompts,
     promptAdmin,
+    budgetAdmin,
     audit,
-    replyChannel: replies.channel,
     ready: async () => {
       await Promise.all([commands.ping(), repository.ping()]);
     },

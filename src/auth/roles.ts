@@ -13,6 +13,8 @@ export const PERMISSIONS = {
   'audit.read': { roles: ['admin', 'auditor'], describe: 'read the audit log' },
   'audit.verify': { roles: ['admin', 'auditor'], describe: 'verify the audit chain' },
   'prompts.write': { roles: ['admin'], describe: 'create or activate prompt versions' },
+  'budgets.write': { roles: ['admin'], describe: 'create or delete budget policies' },
+  'tenants.operate': { roles: ['admin'], describe: 'manage other tenants\' credits and plans (operator tenant only)' },
 } as const satisfies Record<string, { roles: readonly Role[]; describe: string }>;
 
 /** An operation a route performs. */
@@ -25,8 +27,12 @@ export interface Principal {
   keyId: string;
 }
 
-/** Throws PermissionDeniedError unless the principal's role may perform the operation. */
-export function authorize(principal: Principal, operation: Operation): void {
+// Operations on other tenants: only admins of the operator tenant (the gateway's owner) may perform them.
+const OPERATOR_OPERATIONS: ReadonlySet<Operation> = new Set(['tenants.operate']);
+
+/** Throws PermissionDeniedError unless the principal's role (and, for operator operations, its tenant) may perform the operation. */
+export function authorize(principal: Principal, operation: Operation, operatorTenant: string): void {
   const rule = PERMISSIONS[operation];
   if (!(rule.roles as readonly Role[]).includes(principal.role)) throw new PermissionDeniedError(principal.role, rule.describe);
+  if (OPERATOR_OPERATIONS.has(operation) && principal.tenantId !== operatorTenant) throw new PermissionDeniedError(`${principal.role} of tenant '${principal.tenantId}'`, rule.describe);
 }

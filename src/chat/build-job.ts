@@ -11,6 +11,10 @@ export interface RequestContext {
   feature: string | null;
   prompt: { name: string; version: number } | null;
   piiFlags: string[];
+  /** The Redis key of the request's idempotency claim, which the worker completes or releases. */
+  idempotencyKey: string | null;
+  /** What the worker needs to settle the budget reservation. */
+  budgetKeys: string[];
 }
 
 /** The job for one validated, resolved request. */
@@ -31,6 +35,8 @@ export function buildJob(requestId: string, principal: Principal, replyChannel: 
     feature: context.feature,
     prompt: context.prompt,
     piiFlags: context.piiFlags,
+    idempotencyKey: context.idempotencyKey,
+    budgetKeys: context.budgetKeys,
   };
   if (resolved.promptTokens !== undefined) job.promptTokens = resolved.promptTokens;
   return job;

@@ -11,8 +11,18 @@ import { EventQueue } from './event-queue.ts';
 /** One request in flight: its events, and a way to give it up. */
 export interface Dispatch {
   events: EventQueue;
-  /** The client went away: remove the waiting job, or abort the running one. */
+  /** The client went away: remove the waiting job, or abort the running one (a resumable one only stops relaying). */
   cancel(): void;
+}
+
+/** How one job is queued. */
+export interface DispatchOptions {
+  /** BullMQ priority (1 first): the tenant's queue position, so that one tenant's burst waits behind others. */
+  priority: number;
+  /** An idempotent request: a client that goes away may resume it, so its job runs to the end. */
+  resumable: boolean;
+  /** The job was removed before any worker ran it (pickup deadline, or cancelled while waiting): undo what admission reserved. */
+  onAbandoned(): void;
 }
 
 /** Deadlines of the web tier for one request. */
@@ -22,6 +32,9 @@ export interface DispatchDeadlines {
   /** The whole request, end to end. */
   requestTimeoutMs: number;
 }
+
+// BullMQ's largest priority (2^21); a queue position beyond it waits with the last.
+const MAX_PRIORITY = 2_097_152;
 
 function synthetic(error: GatewayError): CompletionEvent {
   return { seq: 0, type: 'error', payload: errorToPayload(error) };
@@ -49,7 +62,7 @@ export class CompletionDispatcher {
   }
 
   /** Enqueues the job; its events arrive in `events` until a terminal one. */
-  async dispatch(job: CompletionJob): Promise<Dispatch> {
+  async dispatch(job: CompletionJob, options: DispatchOptions): Promise<Dispatch> {
     const events = new EventQueue();
     let started = false;
     let finished = false;
@@ -70,13 +83,13 @@ export class CompletionDispatcher {
       events.push(synthetic(error));
       finish();
     };
-    const pickup = setTimeout(() => void this.#onPickupDeadline(job.requestId, () => started || finished, subscription.probe, fail), this.#deadlines.queueDeadlineMs);
+    const pickup = setTimeout(() => void this.#onPickupDeadline(job.requestId, () => started || finished, subscription.probe, fail, options.onAbandoned), this.#deadlines.queueDeadlineMs);
     const overall = setTimeout(() => {
-      this.#cancel(job.requestId);
+      this.#cancel(job.requestId, options.onAbandoned);
       fail(new ProviderTimeoutError(`The request did not finish within ${this.#deadlines.requestTimeoutMs} ms.`));
     }, this.#deadlines.requestTimeoutMs);
     try {
-      await this.#queue.add('completion', job, { jobId: job.requestId, removeOnComplete: true, removeOnFail: { age: 3600 } });
+      await this.#queue.add('completion', job, { jobId: job.requestId, priority: Math.min(Math.max(1, options.priority), MAX_PRIORITY), removeOnComplete: true, removeOnFail: { age: 3600 } });
     } catch (error) {
       finish();
       this.#log.error({ err: error, requestId: job.requestId }, 'enqueue failed');
@@ -87,26 +100,30 @@ export class CompletionDispatcher {
       cancel: () => {
         if (finished) return;
         finish();
-        this.#cancel(job.requestId);
+        if (!options.resumable) this.#cancel(job.requestId, options.onAbandoned);
       },
     };
   }
 
-  async #onPickupDeadline(requestId: string, heard: () => boolean, probe: () => Promise<void>, fail: (error: GatewayError) => void): Promise<void> {
+  async #onPickupDeadline(requestId: string, heard: () => boolean, probe: () => Promise<void>, fail: (error: GatewayError) => void, onAbandoned: () => void): Promise<void> {
     await probe();
     if (heard()) return;
     // remove() refuses a locked (running) job, so a job a worker just took keeps running.
     const removed = await this.#queue.remove(requestId).catch(() => 0);
+    if (removed === 1) onAbandoned();
     if (removed === 1 && !heard()) {
       const retryAfter = Math.max(1, Math.ceil(this.#deadlines.queueDeadlineMs / 1000));
       fail(new QueueTimeoutError(this.#deadlines.queueDeadlineMs, retryAfter));
     }
   }
 
-  #cancel(requestId: string): void {
+  #cancel(requestId: string, onAbandoned: () => void): void {
     void this.#queue
       .remove(requestId)
-      .then((removed) => (removed === 1 ? 0 : this.#commands.publish(this.#keys.cancelChannel, requestId)))
+      .then(async (removed) => {
+        if (removed === 1) onAbandoned();
+        else await this.#commands.publish(this.#keys.cancelChannel, requestId);
+      })
       .catch((error: unknown) => this.#log.warn({ err: error, requestId }, 'cancelling the job failed'));
   }
 }

@@ -36,10 +36,13 @@ async function write(raw: ServerResponse, text: string, options: SseOptions): Pr
   return !raw.destroyed;
 }
 
+// Every event carries its sequence number as the SSE id, so a client that lost the connection
+// can resume with Last-Event-ID (and the same Idempotency-Key); gateway-made events (seq 0) have none.
 function sseText(request: FastifyRequest, event: CompletionEvent): string {
-  if (event.type === 'chunk') return formatSseData(event.payload);
-  if (event.type === 'done') return SSE_DONE;
-  return formatSseData(JSON.stringify(toEnvelope(payloadToError(event.payload), request.id)));
+  const id = event.seq > 0 ? String(event.seq) : undefined;
+  if (event.type === 'chunk') return formatSseData(event.payload, id);
+  if (event.type === 'done') return id === undefined ? SSE_DONE : `id: ${id}\n${SSE_DONE}`;
+  return formatSseData(JSON.stringify(toEnvelope(payloadToError(event.payload), request.id)), id);
 }
 
 /**

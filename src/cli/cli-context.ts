@@ -7,6 +7,10 @@ import type { AuditSink } from '../audit/audit-event.ts';
 import { loadCatalogFile } from '../catalog/load-catalog.ts';
 import { createRedisKeys } from '../redis/keys.ts';
 import { cacheKey } from '../prompts/prompt-cache.ts';
+import type { BudgetAdminDeps } from '../budget/budget-admin.ts';
+import { BudgetLedger } from '../budget/budget-ledger.ts';
+import { storeSpendSource } from '../budget/store-spend-source.ts';
+import { defineScripts } from '../redis/scripts.ts';
 
 /** The store, and prompt administration built on first use. */
 export interface CliContext {
@@ -14,12 +18,17 @@ export interface CliContext {
   /** Audit events go straight to the store: the CLI has no outbox drainer behind it. */
   audit: AuditSink;
   promptAdmin(warn: (line: string) => void): Promise<PromptAdminDeps>;
+  /** Throws when REDIS_URL is not set. */
+  budgetAdmin(): BudgetAdminDeps;
   close(): Promise<void>;
 }
 
 /** Builds the context; Redis is connected only when a command invalidates caches. */
 export function createCliContext(repo: Repository, config: CliConfig): CliContext {
   let redis: Redis | null = null;
+  const connect = () => (redis ??= new Redis(config.redisUrl as string, { maxRetriesPerRequest: 1 }));
+  const keys = createRedisKeys(config.redisPrefix);
+  const NO_REDIS = 'REDIS_URL is not set: web processes pick the change up within their cache TTL (5 s).';
   const audit: AuditSink = async (event) => {
     await repo.audit.append([event]);
   };
@@ -29,16 +38,25 @@ export function createCliContext(repo: Repository, config: CliConfig): CliContex
     async promptAdmin(warn) {
       const catalog = config.catalogPath ? await loadCatalogFile(config.catalogPath) : null;
       if (!catalog) warn('CATALOG is not set: the prompt\'s model is not checked against the catalog.');
-      const keys = createRedisKeys(config.redisPrefix);
       return {
         repository: repo,
         catalog,
         audit,
         invalidate: async (tenantId, name) => {
-          if (!config.redisUrl) return warn('REDIS_URL is not set: web processes pick the change up within their cache TTL (5 s).');
-          redis ??= new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
-          await redis.publish(keys.promptInvalidations, cacheKey(tenantId, name));
+          if (!config.redisUrl) return warn(NO_REDIS);
+          await connect().publish(keys.promptInvalidations, cacheKey(tenantId, name));
         },
+      };
+    },
+    budgetAdmin() {
+      // A top-up must reach the live balance in Redis as well as the store, or it would not count until a rebuild.
+      if (!config.redisUrl) throw new Error('REDIS_URL must be set for budgets, credits and plans: they take effect through Redis.');
+      const ledger = new BudgetLedger({ redis: defineScripts(connect()), keys, spend: storeSpendSource(repo), reservationTtlMs: 60_000 });
+      return {
+        repository: repo,
+        audit,
+        creditRedis: (tenantId, amount) => ledger.topUp(tenantId, amount),
+        invalidate: async (tenantId) => void (await connect().publish(keys.settingsInvalidations, tenantId)),
       };
     },
     async close() {

@@ -4,6 +4,7 @@ import { loadCliConfig } from '../config.ts';
 import { createStore } from '../store/create-store.ts';
 import { createCliContext, type CliContext } from './cli-context.ts';
 import { activatePromptCommand, createPromptCommand, listPromptVersionsCommand, verifyAuditCommand } from './prompt-commands.ts';
+import { createBudgetCommand, deleteBudgetCommand, listBudgetsCommand, parseCount, parseWindow, setPlanCommand, topUpCommand } from './budget-commands.ts';
 import {
   UsageError,
   assertTenantId,
@@ -25,11 +26,18 @@ const USAGE = `Usage:
   gateway prompts activate <name> --tenant <tenant> --version <n>
   gateway prompts list <name> --tenant <tenant>
   gateway audit verify --tenant <tenant>
+  gateway budgets create --tenant <tenant> --window <hour|day|month> --limit <micro-units> [--feature <feature>]
+  gateway budgets list --tenant <tenant>
+  gateway budgets delete <budget-id> --tenant <tenant>
+  gateway credits top-up --tenant <tenant> --amount <micro-units>
+  gateway plan set --tenant <tenant> [--rpm <n>] [--tpm <n>] [--key-rpm <n>] [--key-tpm <n>] [--max-queued <n>]
   gateway migrate
 
 The store is DATABASE_URL (PostgreSQL) or MONGODB_URI (MongoDB, wins when both are set).
 REDIS_URL (optional) lets prompt activations reach every web process at once;
 CATALOG (optional) checks a prompt's model against the catalog.
+Budgets, credits and plans need REDIS_URL: they take effect through Redis.
+Amounts are integer micro-units of the tenant's currency (1,000,000 = 1.00).
 A version file is JSON: {"messages":[{"role":"user","content":"Hi {{name}}"}],"model":"svc-flash","parameters":{}}`;
 
 const OPTIONS = {
@@ -39,10 +47,19 @@ const OPTIONS = {
   file: { type: 'string' },
   version: { type: 'string' },
   activate: { type: 'boolean' },
+  window: { type: 'string' },
+  limit: { type: 'string' },
+  feature: { type: 'string' },
+  amount: { type: 'string' },
+  rpm: { type: 'string' },
+  tpm: { type: 'string' },
+  'key-rpm': { type: 'string' },
+  'key-tpm': { type: 'string' },
+  'max-queued': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-const STRING_OPTIONS = ['name', 'tenant', 'role', 'file', 'version'] as const;
+const STRING_OPTIONS = ['name', 'tenant', 'role', 'file', 'version', 'window', 'limit', 'feature', 'amount', 'rpm', 'tpm', 'key-rpm', 'key-tpm', 'max-queued'] as const;
 type OptionName = (typeof STRING_OPTIONS)[number] | 'activate';
 type Options = Partial<Record<(typeof STRING_OPTIONS)[number], string>> & { activate?: boolean };
 type Command = (ctx: CliContext, io: CliOutput) => Promise<void>;
@@ -129,6 +146,56 @@ const COMMANDS: readonly CommandSpec[] = [
       return (ctx, io) => verifyAuditCommand(ctx, tenant, io);
     },
   },
+  {
+    words: 'budgets create',
+    args: 0,
+    options: ['tenant', 'window', 'limit', 'feature'],
+    build: (_args, options) => {
+      const tenant = required(options, 'tenant');
+      const window = parseWindow(required(options, 'window'));
+      const limit = parseCount('limit', required(options, 'limit'), 1);
+      return (ctx, io) => createBudgetCommand(ctx, tenant, window, limit, options.feature, io);
+    },
+  },
+  {
+    words: 'budgets list',
+    args: 0,
+    options: ['tenant'],
+    build: (_args, options) => {
+      const tenant = required(options, 'tenant');
+      return (ctx, io) => listBudgetsCommand(ctx, tenant, io);
+    },
+  },
+  {
+    words: 'budgets delete',
+    args: 1,
+    options: ['tenant'],
+    build: ([id = ''], options) => {
+      const tenant = required(options, 'tenant');
+      return (ctx, io) => deleteBudgetCommand(ctx, tenant, id, io);
+    },
+  },
+  {
+    words: 'credits top-up',
+    args: 0,
+    options: ['tenant', 'amount'],
+    build: (_args, options) => {
+      const tenant = required(options, 'tenant');
+      const amount = parseCount('amount', required(options, 'amount'), 1);
+      return (ctx, io) => topUpCommand(ctx, tenant, amount, io);
+    },
+  },
+  {
+    words: 'plan set',
+    args: 0,
+    options: ['tenant', 'rpm', 'tpm', 'key-rpm', 'key-tpm', 'max-queued'],
+    build: (_args, options) => {
+      const tenant = required(options, 'tenant');
+      const count = (name: 'rpm' | 'tpm' | 'key-rpm' | 'key-tpm' | 'max-queued', min: number) => (options[name] === undefined ? undefined : parseCount(name, options[name] as string, min));
+      const limits = { rpm: count('rpm', 0), tpm: count('tpm', 0), keyRpm: count('key-rpm', 0), keyTpm: count('key-tpm', 0), maxQueued: count('max-queued', 1) };
+      return (ctx, io) => setPlanCommand(ctx, tenant, limits, io);
+    },
+  },
   { words: 'migrate', args: 0, options: [], build: () => (ctx, io) => migrateCommand(ctx.repo, io) },
 ];
 
@@ -143,7 +210,8 @@ function parseCommand(argv: string[]): Command | null {
   if (!spec) throw new UsageError(positionals.length ? `Unknown command '${positionals.join(' ')}'.` : 'No command given.');
   const args = positionals.slice(spec.words.split(' ').length);
   if (args.length !== spec.args) throw new UsageError(`'${spec.words}' takes ${spec.args} argument(s), got ${args.length}.`);
-  const options: Options = { name: values.name, tenant: values.tenant, role: values.role, file: values.file, version: values.version, activate: values.activate };
+  const options: Options = { activate: values.activate };
+  for (const name of STRING_OPTIONS) options[name] = values[name];
   for (const name of [...STRING_OPTIONS, 'activate'] as const) {
     if (options[name] !== undefined && !spec.options.includes(name)) {
       throw new UsageError(`Option --${name} does not apply to '${spec.words}'.`);

@@ -99,6 +99,13 @@ export class RouteNotFoundError extends GatewayError {
   }
 }
 
+/** 404 `not_found`: the tenant has no such resource (budget, tenant, …). */
+export class ResourceNotFoundError extends GatewayError {
+  constructor(what: string) {
+    super(404, 'invalid_request_error', 'not_found', `${what} does not exist.`);
+  }
+}
+
 /** 405 `method_not_allowed`: the path exists, the method does not. */
 export class MethodNotAllowedError extends GatewayError {
   constructor(method: string, url: string, allowed: string[]) {
@@ -125,6 +132,34 @@ export class UnknownPromptError extends GatewayError {
   constructor(name: string, version?: number) {
     const what = version === undefined ? `The prompt '${name}' does not exist.` : `The prompt '${name}' has no version ${version}.`;
     super(404, 'invalid_request_error', 'prompt_not_found', what, { param: 'prompt' });
+  }
+}
+
+/** 400 `idempotency_key_invalid`: empty, or longer than the spec's 255 characters. */
+export class IdempotencyKeyInvalidError extends GatewayError {
+  constructor(length: number) {
+    super(400, 'invalid_request_error', 'idempotency_key_invalid', length === 0 ? 'The Idempotency-Key header is empty.' : `The Idempotency-Key header has ${length} characters; at most 255 are allowed.`, { param: 'Idempotency-Key' });
+  }
+}
+
+/** 422 `idempotency_key_reused`: the key was used with a different request. */
+export class IdempotencyKeyReusedError extends GatewayError {
+  constructor() {
+    super(422, 'invalid_request_error', 'idempotency_key_reused', 'This Idempotency-Key was already used with a different request body; use a new key for a new request.', { param: 'Idempotency-Key' });
+  }
+}
+
+/** 402 `insufficient_credits`: a budget window or the credit account cannot cover the request (one code for both, per the spec). */
+export class InsufficientCreditsError extends GatewayError {
+  constructor(message: string) {
+    super(402, 'invalid_request_error', 'insufficient_credits', message);
+  }
+}
+
+/** 429 `rate_limit_exceeded`, with `Retry-After` in whole seconds, named in the message too. */
+export class RateLimitExceededError extends GatewayError {
+  constructor(what: string, retryAfterSeconds: number) {
+    super(429, 'rate_limit_error', 'rate_limit_exceeded', `Rate limit exceeded: ${what}. Retry after ${retryAfterSeconds} seconds.`, { retryAfterSeconds });
   }
 }
 

@@ -31,7 +31,7 @@ function auditDenial(audit: AuditSink, request: FastifyRequest, operation: Opera
  * of a known tenant's credentials are audited.
  */
 export const authPlugin = fp(
-  async (app: FastifyInstance, options: { authenticator: ApiKeyAuthenticator; audit: AuditSink }) => {
+  async (app: FastifyInstance, options: { authenticator: ApiKeyAuthenticator; audit: AuditSink; operatorTenant: string }) => {
     app.decorateRequest('principal', null as unknown as Principal);
     app.addHook('onRequest', async (request) => {
       const operation = request.routeOptions.config.operation;
@@ -39,7 +39,7 @@ export const authPlugin = fp(
       let principal: Principal | null = null;
       try {
         principal = await options.authenticator.authenticate(request.headers.authorization);
-        authorize(principal, operation);
+        authorize(principal, operation, options.operatorTenant);
       } catch (error) {
         auditDenial(options.audit, request, operation, error, principal);
         throw error;

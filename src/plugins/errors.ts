@@ -8,9 +8,11 @@ import {
   MissingRequiredFieldError,
   RequestTooLargeError,
   RouteNotFoundError,
+  ServiceUnavailableError,
   UnsupportedMediaTypeError,
 } from '../errors/gateway-error.ts';
 import { toEnvelope, toGatewayError } from '../errors/to-envelope.ts';
+import { isRedisUnavailable } from '../redis/connections.ts';
 
 type ValidationIssue = NonNullable<FastifyError['validation']>[number];
 
@@ -51,6 +53,8 @@ export function fromFastifyError(error: FastifyError, request: FastifyRequest, b
       return new UnsupportedMediaTypeError(request.headers['content-type'] ?? 'none');
   }
   if (error instanceof SyntaxError && error.statusCode === 400) return new InvalidJsonError();
+  // Fail closed, but say so: without Redis no limit, budget or key can be checked.
+  if (isRedisUnavailable(error)) return new ServiceUnavailableError('The gateway cannot reach its state store right now; retry shortly.', 1);
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
     return new GatewayError(error.statusCode, 'invalid_request_error', 'invalid_request', error.message);
   }

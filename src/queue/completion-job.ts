@@ -25,6 +25,10 @@ export const CompletionJobSchema = Type.Object({
   prompt: Type.Union([Type.Object({ name: Type.String(), version: Type.Integer() }), Type.Null()]),
   /** PII categories found and let through (policy `flag`). */
   piiFlags: Type.Array(Type.String()),
+  /** The Redis key of the request's idempotency claim: completed or released by the worker; its events then live 24 h. */
+  idempotencyKey: Type.Union([Type.String(), Type.Null()]),
+  /** The budget reservation's keys, which settlement needs (one tenant's slot). */
+  budgetKeys: Type.Array(Type.String()),
 });
 
 /** Data of a completion job. */

@@ -53,3 +53,12 @@ export async function boundedWait(work: Promise<unknown>, ms = 1000): Promise<vo
   await Promise.race([work.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
   clearTimeout(timer);
 }
+
+// ioredis reports an unreachable server with these messages (and MaxRetriesPerRequestError);
+// it has no common class for them.
+const UNAVAILABLE = /Stream isn't writeable|Connection is closed|ECONNREFUSED|ECONNRESET|ETIMEDOUT|max retries per request/i;
+
+/** Whether an error means Redis cannot be reached (a 503 for the client, not a 500). */
+export function isRedisUnavailable(error: unknown): boolean {
+  return error instanceof Error && (error.name === 'MaxRetriesPerRequestError' || UNAVAILABLE.test(error.message));
+}

@@ -168,7 +168,7 @@ describe('no worker running', () => {
     expect(Number(error.headers?.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(Date.now() - started).toBeGreaterThanOrEqual(1500);
     const queue = new Queue('completions', { connection: gateway.redis, prefix: `{${gateway.prefix}}` });
-    expect(await queue.getJobCounts('waiting', 'active', 'delayed')).toEqual({ waiting: 0, active: 0, delayed: 0 });
+    expect(await queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed')).toEqual({ waiting: 0, prioritized: 0, active: 0, delayed: 0 });
     await queue.close();
     expect(upstream.requests).toHaveLength(0);
   });
@@ -178,13 +178,48 @@ describe('no worker running', () => {
     const queue = new Queue('completions', { connection: gateway.redis, prefix: `{${gateway.prefix}}` });
     const controller = new AbortController();
     const pending = client.chat.completions.create({ model: 'fake-gpt', messages: hello }, { signal: controller.signal }).catch((e: unknown) => e);
-    while ((await queue.getWaitingCount()) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    // Jobs carry their tenant's queue position as BullMQ priority, so they wait in the prioritized set.
+    const queued = async () => (await queue.getJobCounts('waiting', 'prioritized')) as { waiting: number; prioritized: number };
+    const total = async () => {
+      const counts = await queued();
+      return counts.waiting + counts.prioritized;
+    };
+    while ((await total()) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
     controller.abort();
     await pending;
     const deadline = Date.now() + 1000;
-    while ((await queue.getWaitingCount()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(await queue.getWaitingCount()).toBe(0);
+    while ((await total()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await total()).toBe(0);
     await queue.close();
+  });
+});
+
+describe('the openai SDK retrying our 503', () => {
+  let upstream: FakeUpstream;
+  let gateway: GatewayUnderTest;
+
+  beforeAll(async () => {
+    upstream = await startFakeUpstream();
+    gateway = await startGateway({ catalog: testCatalog(upstream.url), env: { ...FAST_FAULTS, QUEUE_DEADLINE_MS: '1000' }, workers: 0 });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await upstream?.close();
+  });
+
+  it('waits Retry-After after a 503 and succeeds once a worker runs', async () => {
+    const { secret } = await gateway.issueKey('acme', 'app');
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: secret, maxRetries: 2 });
+    const started = Date.now();
+    const pending = client.chat.completions.create({ model: 'fake-gpt', messages: hello });
+    // The first attempt meets no worker and gets 503 after the 1 s deadline; the SDK then waits Retry-After (1 s).
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    expect(upstream.requests).toHaveLength(0);
+    await gateway.startWorker();
+    const data = await pending;
+    expect(data.choices[0]?.message.content).toBe('Hello from the fake upstream.');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2000);
+    expect(upstream.requests).toHaveLength(1);
   });
 });
 

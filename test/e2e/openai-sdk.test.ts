@@ -91,7 +91,7 @@ describe('streaming completions', () => {
     expect(usage?.prompt_tokens).toBeGreaterThan(0);
   });
 
-  it('streams the simulator at the wire level: event-stream, data lines, [DONE] last', async () => {
+  it('streams the simulator at the wire level: event-stream, numbered data events, [DONE] last', async () => {
     const { secret } = await gateway.issueKey('acme', 'developer');
     const response = await fetch(`${gateway.baseURL}/chat/completions`, {
       method: 'POST',
@@ -101,9 +101,11 @@ describe('streaming completions', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
     expect(response.headers.get('x-request-id')).toMatch(/^req_/);
-    const lines = (await response.text()).split('\n').filter((line) => line !== '');
-    expect(lines.at(-1)).toBe('data: [DONE]');
-    expect(lines.slice(0, -1).every((line) => line.startsWith('data: {'))).toBe(true);
+    const events = (await response.text()).split('\n\n').filter((event) => event !== '');
+    expect(events.at(-1)).toMatch(/^id: \d+\ndata: \[DONE\]$/);
+    const ids = events.map((event) => Number(/^id: (\d+)\n/.exec(event)?.[1]));
+    expect(ids).toEqual(ids.map((_, i) => i + 1));
+    expect(events.slice(0, -1).every((event) => /^id: \d+\ndata: \{.*\}$/.test(event))).toBe(true);
   });
 });
 

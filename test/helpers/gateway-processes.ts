@@ -41,6 +41,8 @@ export interface GatewayUnderTest {
   redis: Redis;
   repository: Repository;
   web: GatewayProcess;
+  /** Every web process (the first is `web`), with its base URL for the SDK. */
+  webs: Array<{ process: GatewayProcess; baseURL: string; origin: string }>;
   workers: GatewayProcess[];
   /** Issues a key for a tenant (created when new) and returns its secret. */
   issueKey(tenantId: string, role: Role): Promise<{ id: string; secret: string }>;
@@ -98,7 +100,7 @@ export async function deletePrefix(redis: Redis, prefix: string): Promise<void> 
 }
 
 /** Starts web + `workers` worker processes with the catalog and extra environment given. */
-export async function startGateway(options: { catalog: CatalogFile; env?: Record<string, string>; workers?: number }): Promise<GatewayUnderTest> {
+export async function startGateway(options: { catalog: CatalogFile; env?: Record<string, string>; workers?: number; webs?: number }): Promise<GatewayUnderTest> {
   const database: TestDatabase = await createTestDatabase();
   const dir = await mkdtemp(join(tmpdir(), 'gw-test-'));
   const catalogPath = join(dir, 'catalog.json');
@@ -119,7 +121,15 @@ export async function startGateway(options: { catalog: CatalogFile; env?: Record
   await repository.migrate();
   const redis = new Redis(TEST_REDIS_URL);
   const origin = `http://127.0.0.1:${port}`;
-  const web = spawnEntry('src/server.ts', env);
+  const webs: GatewayUnderTest['webs'] = [];
+  for (let i = 0; i < (options.webs ?? 1); i++) {
+    const webPort = i === 0 ? port : await freePort();
+    const webOrigin = `http://127.0.0.1:${webPort}`;
+    const proc = spawnEntry('src/server.ts', { ...env, PORT: String(webPort) });
+    await waitFor(async () => (await fetch(`${webOrigin}/readyz`).catch(() => null))?.status === 200, 'web', proc);
+    webs.push({ process: proc, baseURL: `${webOrigin}/v1`, origin: webOrigin });
+  }
+  const web = (webs[0] as GatewayUnderTest['webs'][number]).process;
   const workers: GatewayProcess[] = [];
 
   const startWorker = async (extraEnv: Record<string, string> = {}) => {
@@ -128,7 +138,6 @@ export async function startGateway(options: { catalog: CatalogFile; env?: Record
     workers.push(worker);
     return worker;
   };
-  await waitFor(async () => (await fetch(`${origin}/readyz`).catch(() => null))?.status === 200, 'web', web);
   for (let i = 0; i < (options.workers ?? 1); i++) await startWorker();
 
   return {
@@ -140,6 +149,7 @@ export async function startGateway(options: { catalog: CatalogFile; env?: Record
     redis,
     repository,
     web,
+    webs,
     workers,
     startWorker,
     async issueKey(tenantId, role) {
@@ -149,7 +159,7 @@ export async function startGateway(options: { catalog: CatalogFile; env?: Record
       return { id: key.id, secret: key.secret };
     },
     async close() {
-      await Promise.all([web, ...workers].map(stop));
+      await Promise.all([...webs.map((w) => w.process), ...workers].map(stop));
       await repository.close();
       await deletePrefix(redis, prefix);
       redis.disconnect();

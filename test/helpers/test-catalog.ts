@@ -31,6 +31,15 @@ export function testCatalog(upstreamUrl: string, backupUrl = upstreamUrl): Catal
         output_price_per_mtok: 0.4,
         simulator: { completion_tokens: 12 },
       },
+      'sim-slow': {
+        provider: 'simulator',
+        upstream_model: 'sim-slow-1',
+        context_window: 32768,
+        max_output_tokens: 64,
+        input_price_per_mtok: 0.1,
+        output_price_per_mtok: 0.4,
+        simulator: { completion_tokens: 4, latency_ms: 40 },
+      },
     },
     tiers: {
       'svc-flash': ['fake-gpt'],

@@ -4,6 +4,11 @@ import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKeySecret } from '../../src/auth/api-key-secret.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
+import { deletePrefix } from '../helpers/gateway-processes.ts';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
 
 const NODE = fileURLToPath(new URL('../../node_modules/.bin/node', import.meta.url));
 const BIN = fileURLToPath(new URL('../../bin/gateway.mjs', import.meta.url));
@@ -16,7 +21,12 @@ interface CliResult {
 
 /** Runs the real CLI against `databaseUrl`, with any MONGODB_URI removed (it would win). */
 function gateway(databaseUrl: string, ...args: string[]): Promise<CliResult> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl };
+  return gatewayWith({ DATABASE_URL: databaseUrl }, ...args);
+}
+
+/** Runs the real CLI with extra environment (REDIS_URL, CATALOG…). */
+function gatewayWith(extra: Record<string, string>, ...args: string[]): Promise<CliResult> {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
   delete env.MONGODB_URI;
   return new Promise((resolve, reject) => {
     const child = spawn(NODE, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -129,5 +139,54 @@ describe('gateway CLI (PostgreSQL)', () => {
     const result = await gateway('postgres://postgres@127.0.0.1:1/none', 'migrate');
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^gateway: .+\n$/);
+  });
+});
+
+describe('gateway CLI: prompts, budgets, credits, plans, audit', () => {
+  let database: TestDatabase;
+  let dir: string;
+  const prefix = `tcli${Date.now().toString(36)}`;
+  const run = (...args: string[]) => gatewayWith({ DATABASE_URL: database.url, REDIS_URL: 'redis://127.0.0.1:6379', REDIS_PREFIX: prefix }, ...args);
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    dir = await mkdtemp(join(tmpdir(), 'gw-cli-'));
+    expect((await run('migrate')).code).toBe(0);
+    expect((await run('tenants', 'create', 'acme')).code).toBe(0);
+  });
+
+  afterAll(async () => {
+    const redis = new Redis('redis://127.0.0.1:6379');
+    await deletePrefix(redis, prefix);
+    redis.disconnect();
+    await database?.drop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('creates, lists and rolls back prompt versions', async () => {
+    const file = join(dir, 'greet.json');
+    await writeFile(file, JSON.stringify({ messages: [{ role: 'user', content: 'Hi {{name}}' }], model: 'svc-flash' }));
+    expect(await run('prompts', 'create', 'greet', '--tenant', 'acme', '--file', file)).toMatchObject({ code: 0, stdout: '1\n' });
+    expect(await run('prompts', 'create', 'greet', '--tenant', 'acme', '--file', file, '--activate')).toMatchObject({ code: 0, stdout: '2\n' });
+    expect((await run('prompts', 'activate', 'greet', '--tenant', 'acme', '--version', '1')).code).toBe(0);
+    const list = await run('prompts', 'list', 'greet', '--tenant', 'acme');
+    expect(list.stdout.split('\n')[0]).toMatch(/^ {2}2\t/);
+    expect(list.stdout.split('\n')[1]).toMatch(/^\* 1\t/);
+    expect((await run('prompts', 'activate', 'greet', '--tenant', 'acme', '--version', '9')).code).toBe(1);
+  });
+
+  it('manages budgets, credits and plans, audits them, and verifies the chain', async () => {
+    const created = await run('budgets', 'create', '--tenant', 'acme', '--window', 'day', '--limit', '5000000', '--feature', 'search');
+    expect(created.code).toBe(0);
+    const id = created.stdout.trim();
+    expect((await run('budgets', 'list', '--tenant', 'acme')).stdout).toContain(`${id}\tday\t5000000\tsearch`);
+    expect((await run('credits', 'top-up', '--tenant', 'acme', '--amount', '1000000')).code).toBe(0);
+    expect((await run('plan', 'set', '--tenant', 'acme', '--rpm', '60', '--max-queued', '10')).code).toBe(0);
+    expect((await run('budgets', 'delete', id, '--tenant', 'acme')).code).toBe(0);
+    expect((await run('budgets', 'create', '--tenant', 'acme', '--window', 'week', '--limit', '5')).code).toBe(2);
+    const verified = await run('audit', 'verify', '--tenant', 'acme');
+    expect(verified).toMatchObject({ code: 0 });
+    // tenant, 2 versions + 3 activations, budget created and deleted, top-up, plan
+    expect(verified.stdout).toMatch(/^ok: 10 events/);
   });
 });

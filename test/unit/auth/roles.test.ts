@@ -5,16 +5,17 @@ import { ROLES, type Role } from '../../../src/store/repository.ts';
 
 /** The role matrix of DESIGN.md, written out: what each role may do. */
 const EXPECTED: Record<Role, Operation[]> = {
-  admin: ['chat.create', 'prompts.read', 'usage.read', 'budgets.read', 'audit.read', 'audit.verify', 'prompts.write'],
+  admin: ['chat.create', 'prompts.read', 'usage.read', 'budgets.read', 'audit.read', 'audit.verify', 'prompts.write', 'budgets.write', 'tenants.operate'],
   developer: ['chat.create', 'prompts.read', 'usage.read', 'budgets.read'],
   app: ['chat.create'],
   auditor: ['usage.read', 'budgets.read', 'audit.read', 'audit.verify'],
 };
 
-const OPERATIONS: Operation[] = ['chat.create', 'prompts.read', 'usage.read', 'budgets.read', 'audit.read', 'audit.verify', 'prompts.write'];
+const OPERATIONS: Operation[] = ['chat.create', 'prompts.read', 'usage.read', 'budgets.read', 'audit.read', 'audit.verify', 'prompts.write', 'budgets.write', 'tenants.operate'];
+const OPERATOR = 'operator';
 
-function principal(role: Role): Principal {
-  return { tenantId: 'acme', role, keyId: `key_${role}` };
+function principal(role: Role, tenantId = OPERATOR): Principal {
+  return { tenantId, role, keyId: `key_${role}` };
 }
 
 describe('PERMISSIONS', () => {
@@ -35,7 +36,7 @@ describe('authorize', () => {
   const cells = ROLES.flatMap((role) => OPERATIONS.map((operation) => [role, operation, EXPECTED[role].includes(operation)] as const));
 
   it.each(cells)('%s × %s → allowed: %s', (role, operation, allowed) => {
-    const run = () => authorize(principal(role), operation);
+    const run = () => authorize(principal(role), operation, OPERATOR);
     if (allowed) {
       expect(run).not.toThrow();
       return;
@@ -50,5 +51,12 @@ describe('authorize', () => {
       return;
     }
     throw new Error(`${role} was allowed to ${operation}`);
+  });
+});
+
+describe('operator operations', () => {
+  it('an admin of another tenant may not operate on tenants', () => {
+    expect(() => authorize(principal('admin', 'acme'), 'tenants.operate', OPERATOR)).toThrow(PermissionDeniedError);
+    expect(() => authorize(principal('admin', 'acme'), 'budgets.write', OPERATOR)).not.toThrow();
   });
 });

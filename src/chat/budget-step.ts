@@ -1,0 +1,45 @@
+import { costMicros } from '../catalog/pricing.ts';
+import type { BudgetLedger } from '../budget/budget-ledger.ts';
+import { InsufficientCreditsError, RateLimitExceededError } from '../errors/gateway-error.ts';
+import type { TenantSettings } from '../tenants/tenant-settings.ts';
+import type { ChatCompletionRequest } from './request-schema.ts';
+import type { ResolvedModel } from './resolve-model.ts';
+
+/**
+ * The cost to reserve: prompt tokens × input price + (max_tokens, or the model's largest
+ * output) × output price, for the dearest candidate, since any of them may answer.
+ */
+export function estimateCostMicros(request: ChatCompletionRequest, resolved: ResolvedModel, promptTokens: number): number {
+  const requested = request.max_completion_tokens ?? request.max_tokens;
+  return Math.max(...resolved.candidates.map((model) => costMicros(model, { prompt_tokens: promptTokens, completion_tokens: requested ?? model.max_output_tokens })));
+}
+
+const WINDOW_NAMES = { hour: 'hourly', day: 'daily', month: 'monthly' } as const;
+
+function money(micros: number): string {
+  return (micros / 1_000_000).toFixed(2);
+}
+
+/**
+ * Reserves the estimate against every budget window that applies (the tenant's, and its
+ * feature's) and the credit account, in one Redis script; 402 naming the window and its
+ * reset when one is short, 429 when the tenant already has too many requests queued.
+ * Returns what settlement needs and the tenant's queue position (for fair dequeueing).
+ */
+export async function reserveBudget(
+  ledger: BudgetLedger,
+  settings: TenantSettings,
+  request: { tenantId: string; requestId: string; feature: string | null; estimateMicros: number; maxQueued: number },
+): Promise<{ keys: string[]; queued: number }> {
+  const policies = settings.policies.filter((policy) => policy.feature === null || policy.feature === request.feature);
+  const outcome = await ledger.reserve({ tenantId: request.tenantId, requestId: request.requestId, estimateMicros: request.estimateMicros, policies, credit: settings.creditEnforced, maxQueued: request.maxQueued });
+  if (outcome.ok) return { keys: outcome.keys, queued: outcome.queued };
+  if (outcome.reason === 'budget') {
+    const scope = outcome.policy.feature === null ? '' : ` for feature '${outcome.policy.feature}'`;
+    throw new InsufficientCreditsError(`The ${WINDOW_NAMES[outcome.policy.window]} budget${scope} of ${money(outcome.policy.limitMicros)} is exhausted; it resets at ${outcome.resetsAt.toISOString()}.`);
+  }
+  if (outcome.reason === 'credit') {
+    throw new InsufficientCreditsError(`The credit balance (${money(outcome.balanceMicros)}) cannot cover this request (estimated ${money(request.estimateMicros)}); add credits to continue.`);
+  }
+  throw new RateLimitExceededError(`this tenant already has ${outcome.queued} requests queued or running`, 1);
+}

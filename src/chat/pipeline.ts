@@ -1,0 +1,100 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { Env } from '../config.ts';
+import type { CatalogFile } from '../catalog/schema.ts';
+import type { PromptCache } from '../prompts/prompt-cache.ts';
+import type { TenantSettingsCache } from '../tenants/tenant-settings.ts';
+import type { RateLimiter } from '../rate-limit/rate-limiter.ts';
+import type { BudgetLedger } from '../budget/budget-ledger.ts';
+import type { IdempotencyStore } from '../idempotency/idempotency-store.ts';
+import type { RedisKeys } from '../redis/keys.ts';
+import { promptTokensUpperBound } from '../catalog/tokens.ts';
+import type { ChatCompletionBody } from './request-schema.ts';
+import { requestShape } from './request-shape.ts';
+import { resolvePrompt } from './resolve-prompt.ts';
+import { resolveModel } from './resolve-model.ts';
+import { readFeature } from './feature.ts';
+import { checkRateLimit, limitsOf } from './rate-limit-step.ts';
+import { claimIdempotencyKey, readIdempotencyKey, readLastEventId } from './idempotency-step.ts';
+import { estimateCostMicros, reserveBudget } from './budget-step.ts';
+import { buildJob } from './build-job.ts';
+import { followEvents } from './follow-events.ts';
+import { relayJson } from './relay-json.ts';
+import { relaySse, type SseOptions } from './relay-sse.ts';
+import type { CompletionDispatcher, Dispatch } from './dispatcher.ts';
+
+/** Everything a completion passes through on the web tier, built once by the composition root. */
+export interface CompletionServices {
+  env: Env;
+  catalog: CatalogFile;
+  prompts: PromptCache;
+  settings: TenantSettingsCache;
+  limiter: RateLimiter;
+  ledger: BudgetLedger;
+  idempotency: IdempotencyStore;
+  dispatcher: CompletionDispatcher;
+  commands: Redis;
+  keys: RedisKeys;
+  replyChannel: string;
+  sse: SseOptions;
+}
+
+// Without running the tokenizer, a prompt's tokens for rate limiting are its bytes / 4 (the usual ratio for English).
+const BYTES_PER_TOKEN = 4;
+
+function relay(request: FastifyRequest, reply: FastifyReply, dispatch: Dispatch, stream: boolean, services: CompletionServices) {
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) dispatch.cancel();
+  });
+  return stream ? relaySse(request, reply, dispatch, services.sse) : relayJson(reply, dispatch);
+}
+
+/**
+ * POST /v1/chat/completions after authentication and schema validation: resolve the prompt
+ * and model, rate-limit, claim the idempotency key, reserve the budget, enqueue, relay.
+ * Each step is one call (one Redis round trip for each of the three checks).
+ */
+export async function handleCompletion(services: CompletionServices, request: FastifyRequest, body: ChatCompletionBody, reply: FastifyReply) {
+  const { headers, principal } = request;
+  const feature = readFeature(headers['x-feature']);
+  const idempotencyKey = readIdempotencyKey(headers['idempotency-key']);
+  const lastEventId = readLastEventId(headers['last-event-id']);
+  const { request: chat, prompt } = await resolvePrompt(services.prompts, principal.tenantId, body, requestShape(body));
+  const resolved = resolveModel(services.catalog, chat);
+  const settings = await services.settings.get(principal.tenantId);
+  const promptTokens = resolved.promptTokens ?? Math.ceil(promptTokensUpperBound(chat.messages) / BYTES_PER_TOKEN);
+  await checkRateLimit(services.limiter, principal, promptTokens + (chat.max_completion_tokens ?? chat.max_tokens ?? 0), limitsOf(settings.plan, services.env), reply);
+  const stream = chat.stream === true;
+  if (idempotencyKey) {
+    const decision = await claimIdempotencyKey(services.idempotency, principal.tenantId, idempotencyKey, body, request.id);
+    if (decision.action === 'relay') {
+      reply.header('idempotent-replayed', 'true');
+      const followed = followEvents(services.commands, services.keys, decision.requestId, lastEventId, { pollMs: 25, timeoutMs: services.env.REQUEST_TIMEOUT_MS, finished: decision.finished });
+      return relay(request, reply, followed, stream, services);
+    }
+  }
+  const release = () => {
+    if (idempotencyKey) void services.idempotency.release(principal.tenantId, idempotencyKey, request.id).catch((error: unknown) => request.log.warn({ err: error }, 'releasing the idempotency key failed'));
+  };
+  let reservation;
+  try {
+    reservation = await reserveBudget(services.ledger, settings, { tenantId: principal.tenantId, requestId: request.id, feature, estimateMicros: estimateCostMicros(chat, resolved, promptTokens), maxQueued: settings.plan?.maxQueued ?? services.env.TENANT_MAX_QUEUED });
+  } catch (error) {
+    release();
+    throw error;
+  }
+  const claimKey = idempotencyKey ? services.idempotency.keyFor(principal.tenantId, idempotencyKey) : null;
+  const job = buildJob(request.id, principal, services.replyChannel, chat, resolved, { feature, prompt, piiFlags: [], idempotencyKey: claimKey, budgetKeys: reservation.keys });
+  const abandon = () => {
+    release();
+    void services.ledger.settle(principal.tenantId, request.id, reservation.keys, 0).catch((error: unknown) => request.log.warn({ err: error }, 'releasing the budget reservation failed'));
+  };
+  let dispatch: Dispatch;
+  try {
+    dispatch = await services.dispatcher.dispatch(job, { priority: reservation.queued, resumable: idempotencyKey !== null, onAbandoned: abandon });
+  } catch (error) {
+    abandon();
+    throw error;
+  }
+  return relay(request, reply, dispatch, stream, services);
+}
