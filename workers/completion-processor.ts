@@ -14,6 +14,9 @@ import { toClientError } from './upstream-failure.ts';
 import { runCompletion, runStream, usageOf, type RunContext, type RunTrace } from './run-completion.ts';
 import { buildUsageRecord } from './usage-record.ts';
 import type { RetryPolicy } from './retry.ts';
+import type { BudgetLedger } from '../src/budget/budget-ledger.ts';
+import { completeClaim, releaseClaim } from '../src/idempotency/idempotency-store.ts';
+import { IDEMPOTENCY_TTL_MS } from '../src/chat/idempotency-step.ts';
 
 /** What the processor needs, built once by the worker's composition root. */
 export interface ProcessorDeps {
@@ -25,6 +28,7 @@ export interface ProcessorDeps {
   policy: RetryPolicy;
   eventsTtlMs: number;
   outbox: Outbox;
+  ledger: BudgetLedger;
   log: Logger;
 }
 
@@ -43,10 +47,16 @@ async function finish(deps: ProcessorDeps, ctx: { data: CompletionJob; trace: Ru
   const produced = ctx.trace.text !== '' || ctx.trace.reported !== null;
   const usage = produced ? usageOf(ctx.data, ctx.trace) : null;
   const record = buildUsageRecord(ctx.data, ctx.trace, { status: ending.status, errorCode: ending.error?.code ?? null, usage, startedAt: ctx.startedAt, endedAt: Date.now() }, deps.models);
-  const queued = deps.outbox.push({ kind: 'usage', record });
+  // All on one connection, in this order: the record, the settlement and the idempotency
+  // state are in Redis before the final event can reach the client.
+  const writes: Promise<unknown>[] = [deps.outbox.push({ kind: 'usage', record })];
+  writes.push(deps.ledger.settle(record.tenantId, record.requestId, ctx.data.budgetKeys, record.costMicros));
+  const claim = ctx.data.idempotencyKey;
+  // A charged or successful request keeps its key (retries replay it); an uncharged failure frees it for a retry.
+  if (claim) writes.push(record.status === 'succeeded' || record.costMicros > 0 ? completeClaim(deps.redis, claim, record.requestId) : releaseClaim(deps.redis, claim, record.requestId));
   if (ending.final) ctx.publisher.emit(ending.final.type, ending.final.payload);
   else if (ending.error) ctx.publisher.emitError(ending.error);
-  await Promise.all([queued, ctx.publisher.flush()]);
+  await Promise.all([...writes, ctx.publisher.flush()]);
   deps.log.info({ requestId: record.requestId, tenantId: record.tenantId, model: record.model, status: record.status, errorCode: record.errorCode, totalTokens: record.totalTokens, usageSource: record.usageSource, costMicros: record.costMicros, queueWaitMs: record.queueWaitMs, latencyMs: record.latencyMs }, 'completion finished');
 }
 
@@ -71,7 +81,9 @@ export function createCompletionProcessor(deps: ProcessorDeps) {
     const data = job.data;
     const log = job.attemptsStarted > 1 ? await readEventLog(deps.redis, deps.keys, data.requestId) : null;
     if (log?.finished) return;
-    const publisher = new EventPublisher({ redis: deps.redis, keys: deps.keys, requestId: data.requestId, channel: data.replyChannel, ttlMs: deps.eventsTtlMs, lastSeq: log?.lastSeq ?? 0 });
+    // An idempotent request's events are its stored response: they live as long as its key.
+    const ttlMs = data.idempotencyKey ? IDEMPOTENCY_TTL_MS : deps.eventsTtlMs;
+    const publisher = new EventPublisher({ redis: deps.redis, keys: deps.keys, requestId: data.requestId, channel: data.replyChannel, ttlMs, lastSeq: log?.lastSeq ?? 0 });
     if (log?.sentChunks) return endInterrupted(deps, data, publisher, log);
     const trace: RunTrace = { target: null, attempts: 0, text: '', reported: null, firstChunkAt: null };
     const ctx: RunContext = { data, deps, publisher, signal, startedAt: Date.now(), trace };

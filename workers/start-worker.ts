@@ -13,6 +13,8 @@ import { listenForCancellations } from './cancel-listener.ts';
 import { Outbox } from '../src/outbox/outbox.ts';
 import { OutboxDrainer } from '../src/outbox/drainer.ts';
 import { createStore } from '../src/store/create-store.ts';
+import { BudgetLedger } from '../src/budget/budget-ledger.ts';
+import { storeSpendSource } from '../src/budget/store-spend-source.ts';
 
 /** A running worker: its BullMQ worker and a graceful stop. */
 export interface RunningWorker {
@@ -39,6 +41,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     bodyTimeoutMs: env.UPSTREAM_BODY_TIMEOUT_MS,
     connections: env.UPSTREAM_CONNECTIONS,
   });
+  const repository = await createStore(config.store);
   const processor = createCompletionProcessor({
     redis,
     keys,
@@ -48,6 +51,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     policy: { maxAttempts: env.RETRY_MAX_ATTEMPTS, budgetMs: env.RETRY_BUDGET_MS, baseMs: env.RETRY_BASE_MS, maxDelayMs: env.RETRY_MAX_DELAY_MS },
     eventsTtlMs: env.EVENTS_TTL_MS,
     outbox: new Outbox(redis, keys),
+    ledger: new BudgetLedger({ redis, keys, spend: storeSpendSource(repository), reservationTtlMs: env.REQUEST_TIMEOUT_MS + 60_000 }),
     log,
   });
   const worker = new Worker<CompletionJob>(COMPLETION_QUEUE, processor, {
@@ -60,7 +64,6 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   });
   worker.on('error', (error) => log.error({ err: error }, 'worker error'));
   const stopListening = await listenForCancellations(subscriber, keys.cancelChannel, worker);
-  const repository = await createStore(config.store);
   const drainer = new OutboxDrainer(redis, keys, repository, log);
   drainer.start();
   await worker.waitUntilReady();
