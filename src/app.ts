@@ -1,7 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
-import type { ApiKeyAuthenticator } from './auth/api-key-authenticator.ts';
+import type { Authenticator } from './auth/authenticator.ts';
 import type { CompletionServices } from './chat/pipeline.ts';
 import type { BudgetAdminDeps } from './budget/budget-admin.ts';
 import type { Repository } from './store/repository.ts';
@@ -23,7 +23,7 @@ import { internalRoutes } from './routes/internal/index.ts';
 export interface AppDeps {
   config: Config;
   log: Logger;
-  authenticator: ApiKeyAuthenticator;
+  authenticator: Authenticator;
   completion: CompletionServices;
   repository: Repository;
   promptAdmin: PromptAdminDeps;
@@ -69,6 +69,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(usageRoutes, { usage: deps.repository.usage });
   await app.register(budgetRoutes, { ledger: deps.completion.ledger, settings: deps.completion.settings });
   await app.register(auditRoutes, { audit: deps.repository.audit });
-  await app.register(internalRoutes, { prefix: '/internal/v1', promptAdmin: deps.promptAdmin, budgetAdmin: deps.budgetAdmin, audit: deps.repository.audit });
+  await app.register(internalRoutes, {
+    prefix: '/internal/v1',
+    promptAdmin: deps.promptAdmin,
+    budgetAdmin: deps.budgetAdmin,
+    piiAdmin: { repository: deps.repository, audit: deps.audit, invalidate: deps.budgetAdmin.invalidate },
+    settings: deps.completion.settings,
+    audit: deps.repository.audit,
+  });
   return app;
 }

@@ -45,6 +45,17 @@ export const EnvSchema = Type.Object({
   KEY_TPM: Type.Integer({ minimum: 0, default: 3_000_000, description: 'Tokens per minute of one API key without a plan (0: unlimited).' }),
   TENANT_MAX_QUEUED: Type.Integer({ minimum: 1, default: 1_000, description: 'Requests of one tenant queued or running at once; more get 429.' }),
   OPERATOR_TENANT: Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,62}$', default: 'operator', description: 'The tenant whose admins manage other tenants (credits, plans).' }),
+  JWT_ISSUERS: Type.Optional(Type.String({ minLength: 1, description: 'Comma-separated issuer URLs whose JWTs are accepted; unset: API keys only.' })),
+  JWT_JWKS_URL: Type.Optional(Type.String({ pattern: '^https?://', description: 'JWKS URL when there is one issuer and its keys are not at <issuer>/.well-known/jwks.json.' })),
+  JWT_AUDIENCE: Type.Optional(Type.String({ minLength: 1, description: 'Required `aud` of accepted JWTs.' })),
+  JWT_ALGORITHMS: Type.String({ pattern: '^(RS256|RS384|RS512|PS256|PS384|PS512|ES256|ES384|ES512|EdDSA)(,(RS256|RS384|RS512|PS256|PS384|PS512|ES256|ES384|ES512|EdDSA))*$', default: 'RS256,ES256,EdDSA', description: 'Accepted signature algorithms (asymmetric only).' }),
+  JWT_TENANT_CLAIM: Type.String({ minLength: 1, default: 'tenant', description: 'Claim naming the tenant.' }),
+  JWT_ROLE_CLAIM: Type.String({ minLength: 1, default: 'role', description: 'Claim naming the role.' }),
+  JWT_CLOCK_SKEW_S: Type.Integer({ minimum: 0, maximum: 300, default: 30, description: 'Tolerance on exp/nbf/iat.' }),
+  JWKS_CACHE_TTL_MS: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 600_000, description: 'A fetched key set is used for this long, never longer.' }),
+  JWKS_REFETCH_INTERVAL_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 10_000, description: 'Least time between two fetches of one key set triggered by unknown kids.' }),
+  JWKS_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 3_000, description: 'Connect, headers and body timeout of a key set fetch.' }),
+  PII_DEFAULT_MODE: Type.Union([Type.Literal('block'), Type.Literal('mask'), Type.Literal('flag'), Type.Literal('off')], { default: 'flag', description: 'PII policy of a tenant that has none.' }),
   SETTINGS_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 5_000, description: 'In-process cache of budgets, credits and plans.' }),
 });
 

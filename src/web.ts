@@ -8,6 +8,8 @@ import { buildApp } from './app.ts';
 import { loadCatalogFile } from './catalog/load-catalog.ts';
 import type { CatalogFile } from './catalog/schema.ts';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator.ts';
+import { Authenticator } from './auth/authenticator.ts';
+import { createJwtVerifier } from './auth/jwt/jwt-verifier.ts';
 import { CompletionDispatcher } from './chat/dispatcher.ts';
 import type { CompletionServices } from './chat/pipeline.ts';
 import { createStore } from './store/create-store.ts';
@@ -91,7 +93,7 @@ export async function startWebTier(config: Config, log: Logger): Promise<WebTier
     env,
     catalog,
     prompts: new PromptCache(repository.prompts, PROMPT_CACHE_TTL_MS),
-    settings: new TenantSettingsCache(repository.budgets, env.SETTINGS_CACHE_TTL_MS),
+    settings: new TenantSettingsCache(repository, env.PII_DEFAULT_MODE, env.SETTINGS_CACHE_TTL_MS),
     limiter: new RateLimiter({ redis: commands, keys }),
     ledger,
     idempotency: new IdempotencyStore({ redis: commands, keys, ttlMs: IDEMPOTENCY_TTL_MS }),
@@ -100,13 +102,15 @@ export async function startWebTier(config: Config, log: Logger): Promise<WebTier
     keys,
     replyChannel: replies.channel,
     sse: { keepAliveMs: env.SSE_KEEPALIVE_MS, maxBufferedBytes: 1024 * 1024 },
+    audit,
   };
   const { promptAdmin, budgetAdmin } = await adminServices({ commands, subscriber, keys, repository, catalog, audit }, completion.prompts, completion.settings, ledger);
+  const jwt = createJwtVerifier(env);
   let draining = false;
   const app = await buildApp({
     config,
     log,
-    authenticator: new ApiKeyAuthenticator(repository, env.KEY_CACHE_TTL_MS),
+    authenticator: new Authenticator(new ApiKeyAuthenticator(repository, env.KEY_CACHE_TTL_MS), jwt),
     completion,
     repository,
     promptAdmin,
@@ -135,6 +139,7 @@ export async function startWebTier(config: Config, log: Logger): Promise<WebTier
       await boundedWait(replies.stop());
       await boundedWait(queue.close());
       await repository.close();
+      await jwt?.close();
       await closeRedis([commands, subscriber]);
     },
   };

@@ -14,6 +14,7 @@ export const PERMISSIONS = {
   'audit.verify': { roles: ['admin', 'auditor'], describe: 'verify the audit chain' },
   'prompts.write': { roles: ['admin'], describe: 'create or activate prompt versions' },
   'budgets.write': { roles: ['admin'], describe: 'create or delete budget policies' },
+  'policies.write': { roles: ['admin'], describe: 'read or change the PII policy' },
   'tenants.operate': { roles: ['admin'], describe: 'manage other tenants\' credits and plans (operator tenant only)' },
 } as const satisfies Record<string, { roles: readonly Role[]; describe: string }>;
 

@@ -3,13 +3,13 @@ import type { Redis } from 'ioredis';
 import type { Env } from '../config.ts';
 import type { CatalogFile } from '../catalog/schema.ts';
 import type { PromptCache } from '../prompts/prompt-cache.ts';
-import type { TenantSettingsCache } from '../tenants/tenant-settings.ts';
+import type { TenantSettings, TenantSettingsCache } from '../tenants/tenant-settings.ts';
 import type { RateLimiter } from '../rate-limit/rate-limiter.ts';
 import type { BudgetLedger } from '../budget/budget-ledger.ts';
 import type { IdempotencyStore } from '../idempotency/idempotency-store.ts';
 import type { RedisKeys } from '../redis/keys.ts';
 import { promptTokensUpperBound } from '../catalog/tokens.ts';
-import type { ChatCompletionBody } from './request-schema.ts';
+import type { ChatCompletionBody, ChatCompletionRequest } from './request-schema.ts';
 import { requestShape } from './request-shape.ts';
 import { resolvePrompt } from './resolve-prompt.ts';
 import { resolveModel } from './resolve-model.ts';
@@ -22,6 +22,9 @@ import { followEvents } from './follow-events.ts';
 import { relayJson } from './relay-json.ts';
 import { relaySse, type SseOptions } from './relay-sse.ts';
 import type { CompletionDispatcher, Dispatch } from './dispatcher.ts';
+import { applyPiiPolicy, auditPii } from './pii-step.ts';
+import type { AuditSink } from '../audit/audit-event.ts';
+import { PiiDetectedError } from '../errors/gateway-error.ts';
 
 /** Everything a completion passes through on the web tier, built once by the composition root. */
 export interface CompletionServices {
@@ -37,6 +40,7 @@ export interface CompletionServices {
   keys: RedisKeys;
   replyChannel: string;
   sse: SseOptions;
+  audit: AuditSink;
 }
 
 // Without running the tokenizer, a prompt's tokens for rate limiting are its bytes / 4 (the usual ratio for English).
@@ -49,6 +53,18 @@ function relay(request: FastifyRequest, reply: FastifyReply, dispatch: Dispatch,
   return stream ? relaySse(request, reply, dispatch, services.sse) : relayJson(reply, dispatch);
 }
 
+/** The PII step: the policy's outcome, audited (a block is audited, then thrown). */
+function screenPii(services: CompletionServices, request: FastifyRequest, policy: TenantSettings['pii'], messages: ChatCompletionRequest['messages']) {
+  try {
+    const outcome = applyPiiPolicy(policy, messages);
+    auditPii(services.audit, request, policy.mode, outcome.categories);
+    return outcome;
+  } catch (error) {
+    if (error instanceof PiiDetectedError) auditPii(services.audit, request, 'block', error.categories);
+    throw error;
+  }
+}
+
 /**
  * POST /v1/chat/completions after authentication and schema validation: resolve the prompt
  * and model, rate-limit, claim the idempotency key, reserve the budget, enqueue, relay.
@@ -59,11 +75,13 @@ export async function handleCompletion(services: CompletionServices, request: Fa
   const feature = readFeature(headers['x-feature']);
   const idempotencyKey = readIdempotencyKey(headers['idempotency-key']);
   const lastEventId = readLastEventId(headers['last-event-id']);
-  const { request: chat, prompt } = await resolvePrompt(services.prompts, principal.tenantId, body, requestShape(body));
-  const resolved = resolveModel(services.catalog, chat);
+  const { request: resolvedChat, prompt } = await resolvePrompt(services.prompts, principal.tenantId, body, requestShape(body));
+  const resolved = resolveModel(services.catalog, resolvedChat);
   const settings = await services.settings.get(principal.tenantId);
-  const promptTokens = resolved.promptTokens ?? Math.ceil(promptTokensUpperBound(chat.messages) / BYTES_PER_TOKEN);
-  await checkRateLimit(services.limiter, principal, promptTokens + (chat.max_completion_tokens ?? chat.max_tokens ?? 0), limitsOf(settings.plan, services.env), reply);
+  const promptTokens = resolved.promptTokens ?? Math.ceil(promptTokensUpperBound(resolvedChat.messages) / BYTES_PER_TOKEN);
+  await checkRateLimit(services.limiter, principal, promptTokens + (resolvedChat.max_completion_tokens ?? resolvedChat.max_tokens ?? 0), limitsOf(settings.plan, services.env), reply);
+  const pii = screenPii(services, request, settings.pii, resolvedChat.messages);
+  const chat = { ...resolvedChat, messages: pii.messages };
   const stream = chat.stream === true;
   if (idempotencyKey) {
     const decision = await claimIdempotencyKey(services.idempotency, principal.tenantId, idempotencyKey, body, request.id);
@@ -84,7 +102,7 @@ export async function handleCompletion(services: CompletionServices, request: Fa
     throw error;
   }
   const claimKey = idempotencyKey ? services.idempotency.keyFor(principal.tenantId, idempotencyKey) : null;
-  const job = buildJob(request.id, principal, services.replyChannel, chat, resolved, { feature, prompt, piiFlags: [], idempotencyKey: claimKey, budgetKeys: reservation.keys });
+  const job = buildJob(request.id, principal, services.replyChannel, chat, resolved, { feature, prompt, piiFlags: pii.categories, idempotencyKey: claimKey, budgetKeys: reservation.keys });
   const abandon = () => {
     release();
     void services.ledger.settle(principal.tenantId, request.id, reservation.keys, 0).catch((error: unknown) => request.log.warn({ err: error }, 'releasing the budget reservation failed'));

@@ -1,5 +1,7 @@
-/** The CLI's budget, credit and plan commands (REDIS_URL is required: they take effect through Redis). */
+/** The CLI's budget, credit, plan and PII policy commands (REDIS_URL is required: they take effect through Redis). */
 import { createBudgetPolicy, deleteBudgetPolicy, setTenantPlan, topUpCredits } from '../budget/budget-admin.ts';
+import { setPiiPolicy } from '../pii/pii-policy-admin.ts';
+import { PII_CATEGORIES, type PiiCategory } from '../pii/types.ts';
 import type { BudgetWindow } from '../store/repository.ts';
 import type { CliContext } from './cli-context.ts';
 import { UsageError, type CliOutput } from './commands.ts';
@@ -54,4 +56,24 @@ export async function setPlanCommand(ctx: CliContext, tenantId: string, limits: 
   if (!(await ctx.repo.tenants.get(tenantId))) throw new Error(`Tenant '${tenantId}' does not exist.`);
   await setTenantPlan(ctx.budgetAdmin(), tenantId, { requests_per_minute: limits.rpm ?? null, tokens_per_minute: limits.tpm ?? null, key_requests_per_minute: limits.keyRpm ?? null, key_tokens_per_minute: limits.keyTpm ?? null, max_queued: limits.maxQueued ?? null }, BY_CLI);
   io.err(`set the plan of tenant ${tenantId}`);
+}
+
+const PII_MODES = ['block', 'mask', 'flag', 'off'] as const;
+
+/** Parses `--mode` and `--critical a,b` of `pii set`; UsageError otherwise. */
+export function parsePiiPolicy(mode: string, critical: string | undefined): { mode: (typeof PII_MODES)[number]; critical?: PiiCategory[] } {
+  const chosen = PII_MODES.find((candidate) => candidate === mode);
+  if (!chosen) throw new UsageError(`Invalid mode '${mode}': use block, mask, flag or off.`);
+  if (critical === undefined) return { mode: chosen };
+  const categories = critical.split(',').map((name) => name.trim());
+  const unknown = categories.find((name) => !(PII_CATEGORIES as readonly string[]).includes(name));
+  if (unknown !== undefined) throw new UsageError(`Unknown PII category '${unknown}': use ${PII_CATEGORIES.join(', ')}.`);
+  return { mode: chosen, critical: categories as PiiCategory[] };
+}
+
+/** `pii set`: the tenant's PII policy. */
+export async function setPiiCommand(ctx: CliContext, tenantId: string, policy: ReturnType<typeof parsePiiPolicy>, io: CliOutput): Promise<void> {
+  if (!(await ctx.repo.tenants.get(tenantId))) throw new Error(`Tenant '${tenantId}' does not exist.`);
+  const saved = await setPiiPolicy(ctx.budgetAdmin(), tenantId, policy, BY_CLI);
+  io.err(`set the PII policy of tenant ${tenantId}: ${saved.mode} (${saved.critical.join(', ')})`);
 }

@@ -4,7 +4,7 @@ import { loadCliConfig } from '../config.ts';
 import { createStore } from '../store/create-store.ts';
 import { createCliContext, type CliContext } from './cli-context.ts';
 import { activatePromptCommand, createPromptCommand, listPromptVersionsCommand, verifyAuditCommand } from './prompt-commands.ts';
-import { createBudgetCommand, deleteBudgetCommand, listBudgetsCommand, parseCount, parseWindow, setPlanCommand, topUpCommand } from './budget-commands.ts';
+import { createBudgetCommand, deleteBudgetCommand, listBudgetsCommand, parseCount, parsePiiPolicy, parseWindow, setPiiCommand, setPlanCommand, topUpCommand } from './budget-commands.ts';
 import {
   UsageError,
   assertTenantId,
@@ -31,6 +31,7 @@ const USAGE = `Usage:
   gateway budgets delete <budget-id> --tenant <tenant>
   gateway credits top-up --tenant <tenant> --amount <micro-units>
   gateway plan set --tenant <tenant> [--rpm <n>] [--tpm <n>] [--key-rpm <n>] [--key-tpm <n>] [--max-queued <n>]
+  gateway pii set --tenant <tenant> --mode <block|mask|flag|off> [--critical <category,…>]
   gateway migrate
 
 The store is DATABASE_URL (PostgreSQL) or MONGODB_URI (MongoDB, wins when both are set).
@@ -56,10 +57,12 @@ const OPTIONS = {
   'key-rpm': { type: 'string' },
   'key-tpm': { type: 'string' },
   'max-queued': { type: 'string' },
+  mode: { type: 'string' },
+  critical: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-const STRING_OPTIONS = ['name', 'tenant', 'role', 'file', 'version', 'window', 'limit', 'feature', 'amount', 'rpm', 'tpm', 'key-rpm', 'key-tpm', 'max-queued'] as const;
+const STRING_OPTIONS = ['name', 'tenant', 'role', 'file', 'version', 'window', 'limit', 'feature', 'amount', 'rpm', 'tpm', 'key-rpm', 'key-tpm', 'max-queued', 'mode', 'critical'] as const;
 type OptionName = (typeof STRING_OPTIONS)[number] | 'activate';
 type Options = Partial<Record<(typeof STRING_OPTIONS)[number], string>> & { activate?: boolean };
 type Command = (ctx: CliContext, io: CliOutput) => Promise<void>;
@@ -194,6 +197,16 @@ const COMMANDS: readonly CommandSpec[] = [
       const count = (name: 'rpm' | 'tpm' | 'key-rpm' | 'key-tpm' | 'max-queued', min: number) => (options[name] === undefined ? undefined : parseCount(name, options[name] as string, min));
       const limits = { rpm: count('rpm', 0), tpm: count('tpm', 0), keyRpm: count('key-rpm', 0), keyTpm: count('key-tpm', 0), maxQueued: count('max-queued', 1) };
       return (ctx, io) => setPlanCommand(ctx, tenant, limits, io);
+    },
+  },
+  {
+    words: 'pii set',
+    args: 0,
+    options: ['tenant', 'mode', 'critical'],
+    build: (_args, options) => {
+      const tenant = required(options, 'tenant');
+      const policy = parsePiiPolicy(required(options, 'mode'), options.critical);
+      return (ctx, io) => setPiiCommand(ctx, tenant, policy, io);
     },
   },
   { words: 'migrate', args: 0, options: [], build: () => (ctx, io) => migrateCommand(ctx.repo, io) },

@@ -163,6 +163,16 @@ export class RateLimitExceededError extends GatewayError {
   }
 }
 
+/** 422 `pii_detected`: the tenant's policy blocks a category found; names categories and messages, never values. */
+export class PiiDetectedError extends GatewayError {
+  readonly categories: string[];
+  constructor(categories: string[], messageIndexes: number[]) {
+    const where = messageIndexes.map((i) => `messages[${i}]`).join(', ');
+    super(422, 'invalid_request_error', 'pii_detected', `The request contains personal or secret data this tenant's policy blocks (${categories.join(', ')}) in ${where}.`, { param: `messages[${messageIndexes[0] ?? 0}].content` });
+    this.categories = categories;
+  }
+}
+
 /** 422 `unsupported_parameter`. */
 export class UnsupportedParameterError extends GatewayError {
   constructor(param: string, model: string) {
@@ -209,5 +219,34 @@ export class ServiceUnavailableError extends GatewayError {
 export class InternalError extends GatewayError {
   constructor(message = 'The gateway failed to process the request.', cause?: unknown) {
     super(500, 'api_error', 'internal_error', message, { cause });
+  }
+}
+
+/** Why a JWT was refused; the envelope's code is always `invalid_token`, this names the rule for logs and tests. */
+export type InvalidTokenReason =
+  | 'malformed'
+  | 'algorithm_not_allowed'
+  | 'issuer_not_allowed'
+  | 'audience_mismatch'
+  | 'unknown_key'
+  | 'bad_signature'
+  | 'expired'
+  | 'not_yet_valid'
+  | 'missing_claim'
+  | 'invalid_claim';
+
+/** 401 `invalid_token`: a JWT that fails verification; the message names the rule, never the token or its values. */
+export class InvalidTokenError extends GatewayError {
+  readonly reason: InvalidTokenReason;
+  constructor(reason: InvalidTokenReason, message: string, cause?: unknown) {
+    super(401, 'authentication_error', 'invalid_token', message, { cause });
+    this.reason = reason;
+  }
+}
+
+/** 503 `jwks_unavailable`: the identity provider's key set cannot be fetched and no key within its TTL is cached. */
+export class JwksUnavailableError extends GatewayError {
+  constructor(message: string, retryAfterSeconds: number, cause?: unknown) {
+    super(503, 'api_error', 'jwks_unavailable', message, { retryAfterSeconds, cause });
   }
 }

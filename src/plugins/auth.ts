@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { authorize, type Operation, type Principal } from '../auth/roles.ts';
-import type { ApiKeyAuthenticator } from '../auth/api-key-authenticator.ts';
+import type { Authenticator } from '../auth/authenticator.ts';
 import { InvalidApiKeyError, PermissionDeniedError } from '../errors/gateway-error.ts';
 import { auditEvent, type AuditSink } from '../audit/audit-event.ts';
 
@@ -31,7 +31,7 @@ function auditDenial(audit: AuditSink, request: FastifyRequest, operation: Opera
  * of a known tenant's credentials are audited.
  */
 export const authPlugin = fp(
-  async (app: FastifyInstance, options: { authenticator: ApiKeyAuthenticator; audit: AuditSink; operatorTenant: string }) => {
+  async (app: FastifyInstance, options: { authenticator: Authenticator; audit: AuditSink; operatorTenant: string }) => {
     app.decorateRequest('principal', null as unknown as Principal);
     app.addHook('onRequest', async (request) => {
       const operation = request.routeOptions.config.operation;

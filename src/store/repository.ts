@@ -265,6 +265,25 @@ export interface BudgetRepository {
   setPlan(plan: TenantPlan): Promise<TenantPlan>;
 }
 
+/** What a tenant's PII policy does with findings in its critical categories. */
+export type PiiMode = 'block' | 'mask' | 'flag' | 'off';
+
+/** A tenant's PII policy. */
+export interface PiiPolicy {
+  tenantId: string;
+  mode: PiiMode;
+  /** The categories the policy acts on; findings of other categories pass unchanged and unrecorded. */
+  critical: string[];
+}
+
+/** Per-tenant policies other than budgets. */
+export interface PolicyRepository {
+  /** Null when the tenant has set none (the configured default applies). */
+  getPii(tenantId: string): Promise<PiiPolicy | null>;
+  /** Creates or replaces the tenant's PII policy. */
+  setPii(policy: PiiPolicy): Promise<PiiPolicy>;
+}
+
 /** The whole store, as built once per process by src/store/create-store.ts. */
 export interface Repository {
   readonly kind: 'postgres' | 'mongodb';
@@ -274,6 +293,7 @@ export interface Repository {
   readonly usage: UsageRepository;
   readonly audit: AuditRepository;
   readonly budgets: BudgetRepository;
+  readonly policies: PolicyRepository;
   /** Creates tables/collections and indexes; idempotent (run by `release`). */
   migrate(): Promise<void>;
   /** Cheap liveness probe for /readyz. */

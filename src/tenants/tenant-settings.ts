@@ -1,4 +1,5 @@
-import type { BudgetPolicy, BudgetRepository, TenantPlan } from '../store/repository.ts';
+import type { BudgetPolicy, BudgetRepository, PiiMode, PiiPolicy, PolicyRepository, TenantPlan } from '../store/repository.ts';
+import { PII_CATEGORIES } from '../pii/types.ts';
 
 /** What admission needs to know of a tenant besides its key. */
 export interface TenantSettings {
@@ -6,6 +7,8 @@ export interface TenantSettings {
   /** The tenant has a credit account (it was topped up at least once): requests draw it down. */
   creditEnforced: boolean;
   plan: TenantPlan | null;
+  /** The tenant's PII policy, or the configured default (every category critical). */
+  pii: PiiPolicy;
 }
 
 interface Entry {
@@ -20,12 +23,16 @@ interface Entry {
  */
 export class TenantSettingsCache {
   readonly #budgets: BudgetRepository;
+  readonly #policies: PolicyRepository;
+  readonly #defaultPii: PiiMode;
   readonly #ttlMs: number;
   readonly #now: () => number;
   readonly #entries = new Map<string, Entry>();
 
-  constructor(budgets: BudgetRepository, ttlMs: number, now: () => number = Date.now) {
-    this.#budgets = budgets;
+  constructor(store: { budgets: BudgetRepository; policies: PolicyRepository }, defaultPii: PiiMode, ttlMs: number, now: () => number = Date.now) {
+    this.#budgets = store.budgets;
+    this.#policies = store.policies;
+    this.#defaultPii = defaultPii;
     this.#ttlMs = ttlMs;
     this.#now = now;
   }
@@ -47,11 +54,12 @@ export class TenantSettingsCache {
   }
 
   async #load(tenantId: string): Promise<TenantSettings> {
-    const [policies, toppedUp, plan] = await Promise.all([
+    const [policies, toppedUp, plan, pii] = await Promise.all([
       this.#budgets.listPolicies(tenantId),
       this.#budgets.creditToppedUp(tenantId),
       this.#budgets.getPlan(tenantId),
+      this.#policies.getPii(tenantId),
     ]);
-    return { policies, creditEnforced: toppedUp !== null, plan };
+    return { policies, creditEnforced: toppedUp !== null, plan, pii: pii ?? { tenantId, mode: this.#defaultPii, critical: [...PII_CATEGORIES] } };
   }
 }

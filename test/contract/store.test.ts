@@ -6,6 +6,7 @@ import type { Repository } from '../../src/store/repository.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
 import { auditCases } from './store-cases/audit.ts';
 import { budgetCases } from './store-cases/budgets.ts';
+import { policyCases } from './store-cases/policies.ts';
 import type { AuditTamper, StoreContext } from './store-cases/context.ts';
 import { promptCases } from './store-cases/prompts.ts';
 import { tenantAndKeyCases } from './store-cases/tenants-keys.ts';
@@ -48,6 +49,7 @@ function repositoryContract(
     describe('usage', () => usageCases(store));
     describe('audit', () => auditCases(store));
     describe('budgets', () => budgetCases(store));
+    describe('policies', () => policyCases(store));
   });
 }
 

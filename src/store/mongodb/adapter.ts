@@ -11,6 +11,7 @@ import {
 } from '../repository.ts';
 import { createAuditModels, createAuditRepository } from './audit.ts';
 import { createBudgetModels, createBudgetRepository } from './budgets.ts';
+import { createPolicyModel, createPolicyRepository } from './policies.ts';
 import { createModels, type ApiKeyDocument, type StoreModels, type TenantDocument } from './models.ts';
 import { createPromptModels, createPromptRepository } from './prompts.ts';
 import { createUsageModel, createUsageRepository } from './usage.ts';
@@ -112,6 +113,7 @@ export async function createMongoRepository(uri: string): Promise<Repository> {
   const usageModel = createUsageModel(connection);
   const auditModels = createAuditModels(connection);
   const budgetModels = createBudgetModels(connection);
+  const policyModel = createPolicyModel(connection);
   const indexed = [
     models.Tenant,
     models.ApiKey,
@@ -123,6 +125,7 @@ export async function createMongoRepository(uri: string): Promise<Repository> {
     budgetModels.PolicyModel,
     budgetModels.TopUpModel,
     budgetModels.PlanModel,
+    policyModel,
   ];
   return {
     kind: 'mongodb',
@@ -132,6 +135,7 @@ export async function createMongoRepository(uri: string): Promise<Repository> {
     usage: createUsageRepository(usageModel),
     audit: createAuditRepository(auditModels),
     budgets: createBudgetRepository(budgetModels),
+    policies: createPolicyRepository(policyModel),
     async migrate() {
       for (const model of indexed) await model.syncIndexes();
     },

@@ -12,6 +12,7 @@ import {
 } from '../repository.ts';
 import { createAuditRepository } from './audit.ts';
 import { createBudgetRepository } from './budgets.ts';
+import { createPolicyRepository } from './policies.ts';
 import { runMigrations } from './migrations.ts';
 import { createPromptRepository } from './prompts.ts';
 import { createUsageRepository } from './usage.ts';
@@ -134,6 +135,7 @@ export function createPostgresRepository(databaseUrl: string): Repository {
     usage: createUsageRepository(pool),
     audit: createAuditRepository(pool),
     budgets: createBudgetRepository(pool),
+    policies: createPolicyRepository(pool),
     migrate: () => runMigrations(pool),
     async ping() {
       await pool.query('SELECT 1');

@@ -158,6 +158,17 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 6,
+    name: 'pii policies',
+    sql: `
+      CREATE TABLE pii_policies (
+        tenant_id text PRIMARY KEY,
+        mode text NOT NULL CHECK (mode IN ('block', 'mask', 'flag', 'off')),
+        critical text[] NOT NULL
+      );
+    `,
+  },
 ];
 
 // Any constant works; it only has to be the same in every process that migrates.

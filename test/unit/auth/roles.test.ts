@@ -5,13 +5,13 @@ import { ROLES, type Role } from '../../../src/store/repository.ts';
 
 /** The role matrix of DESIGN.md, written out: what each role may do. */
 const EXPECTED: Record<Role, Operation[]> = {
-  admin: ['chat.create', 'prompts.read', 'usage.read', 'budgets.read', 'audit.read', 'audit.verify', 'prompts.write', 'budgets.write', 'tenants.operate'],
+  admin: ['chat.create', 'prompts.read', 'usage.read', 'budgets.read', 'audit.read', 'audit.verify', 'prompts.write', 'budgets.write', 'policies.write', 'tenants.operate'],
   developer: ['chat.create', 'prompts.read', 'usage.read', 'budgets.read'],
   app: ['chat.create'],
   auditor: ['usage.read', 'budgets.read', 'audit.read', 'audit.verify'],
 };
 
-const OPERATIONS: Operation[] = ['chat.create', 'prompts.read', 'usage.read', 'budgets.read', 'audit.read', 'audit.verify', 'prompts.write', 'budgets.write', 'tenants.operate'];
+const OPERATIONS: Operation[] = ['chat.create', 'prompts.read', 'usage.read', 'budgets.read', 'audit.read', 'audit.verify', 'prompts.write', 'budgets.write', 'policies.write', 'tenants.operate'];
 const OPERATOR = 'operator';
 
 function principal(role: Role, tenantId = OPERATOR): Principal {

@@ -1,0 +1,173 @@
+/**
+ * The role matrix as a table: every role of an ordinary tenant ('acme') and of the operator
+ * tenant × every public and internal endpoint → allowed or 403 `permission_denied`, against
+ * real web and worker processes. The table is written out here on purpose (not derived from
+ * src/auth/roles.ts), so that a change to the matrix has to change this test too.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
+import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
+import { testCatalog } from '../helpers/test-catalog.ts';
+import { call, type JsonResponse } from '../helpers/http.ts';
+import type { Role } from '../../src/store/repository.ts';
+
+const ROLES = ['admin', 'developer', 'app', 'auditor'] as const satisfies readonly Role[];
+const TENANTS = ['acme', 'operator'] as const;
+type Tenant = (typeof TENANTS)[number];
+/** The tenant the operator-only routes act on (neither caller's own). */
+const TARGET = 'target-co';
+const today = new Date().toISOString().slice(0, 10);
+
+let upstream: FakeUpstream;
+let gateway: GatewayUnderTest;
+const keys = {} as Record<Tenant, Record<Role, string>>;
+
+/** A request of one endpoint; `prepare` makes per-call data (a budget to delete) with the tenant's admin key. */
+interface Endpoint {
+  method: string;
+  path: string;
+  body?: unknown;
+  /** Status of an allowed call with this (valid) request. */
+  ok: number;
+  prepare?: (tenant: Tenant) => Promise<{ path: string }>;
+}
+
+const ENDPOINTS: Record<string, Endpoint> = {
+  'POST /v1/chat/completions': { method: 'POST', path: '/v1/chat/completions', body: { model: 'sim', messages: [{ role: 'user', content: 'hi' }] }, ok: 200 },
+  'GET /v1/prompts/{name}': { method: 'GET', path: '/v1/prompts/greet', ok: 200 },
+  'GET /v1/usage': { method: 'GET', path: `/v1/usage?since=${today}`, ok: 200 },
+  'GET /v1/budgets': { method: 'GET', path: '/v1/budgets', ok: 200 },
+  'GET /v1/audit': { method: 'GET', path: '/v1/audit', ok: 200 },
+  'POST /internal/v1/prompts/{name}/versions': { method: 'POST', path: '/internal/v1/prompts/greet/versions', body: { messages: [{ role: 'user', content: 'Hello {{name}}' }], model: 'sim' }, ok: 201 },
+  'POST /internal/v1/prompts/{name}/activate': { method: 'POST', path: '/internal/v1/prompts/greet/activate', body: { version: 1 }, ok: 200 },
+  'GET /internal/v1/prompts/{name}/versions': { method: 'GET', path: '/internal/v1/prompts/greet/versions', ok: 200 },
+  'GET /internal/v1/audit/verify': { method: 'GET', path: '/internal/v1/audit/verify', ok: 200 },
+  'POST /internal/v1/budgets': { method: 'POST', path: '/internal/v1/budgets', body: { window: 'month', limit_micros: 1_000_000_000 }, ok: 201 },
+  'DELETE /internal/v1/budgets/{id}': {
+    method: 'DELETE',
+    path: '/internal/v1/budgets/{id}',
+    ok: 204,
+    prepare: async (tenant) => {
+      const created = await call(gateway.origin, keys[tenant].admin, 'POST', '/internal/v1/budgets', { window: 'hour', limit_micros: 1_000_000_000 });
+      expect(created.status).toBe(201);
+      return { path: `/internal/v1/budgets/${created.body.id as string}` };
+    },
+  },
+  'GET /internal/v1/pii-policy': { method: 'GET', path: '/internal/v1/pii-policy', ok: 200 },
+  'PUT /internal/v1/pii-policy': { method: 'PUT', path: '/internal/v1/pii-policy', body: { mode: 'flag' }, ok: 200 },
+  'POST /internal/v1/tenants/{tenant}/credits': { method: 'POST', path: `/internal/v1/tenants/${TARGET}/credits`, body: { amount_micros: 1_000_000_000 }, ok: 201 },
+  'PUT /internal/v1/tenants/{tenant}/plan': { method: 'PUT', path: `/internal/v1/tenants/${TARGET}/plan`, body: { requests_per_minute: 1000 }, ok: 200 },
+};
+type EndpointName = keyof typeof ENDPOINTS;
+
+const Y = 'allowed';
+const N = 403;
+type Outcome = typeof Y | typeof N;
+
+// endpoint                                        acme:  admin developer app auditor   operator: admin developer app auditor
+const MATRIX: Array<[EndpointName, Outcome, Outcome, Outcome, Outcome, Outcome, Outcome, Outcome, Outcome]> = [
+  ['POST /v1/chat/completions',                    Y, Y, Y, N,   Y, Y, Y, N],
+  ['GET /v1/prompts/{name}',                       Y, Y, N, N,   Y, Y, N, N],
+  ['GET /v1/usage',                                Y, Y, N, Y,   Y, Y, N, Y],
+  ['GET /v1/budgets',                              Y, Y, N, Y,   Y, Y, N, Y],
+  ['GET /v1/audit',                                Y, N, N, Y,   Y, N, N, Y],
+  ['POST /internal/v1/prompts/{name}/versions',    Y, N, N, N,   Y, N, N, N],
+  ['POST /internal/v1/prompts/{name}/activate',    Y, N, N, N,   Y, N, N, N],
+  ['GET /internal/v1/prompts/{name}/versions',     Y, N, N, N,   Y, N, N, N],
+  ['GET /internal/v1/audit/verify',                Y, N, N, Y,   Y, N, N, Y],
+  ['POST /internal/v1/budgets',                    Y, N, N, N,   Y, N, N, N],
+  ['DELETE /internal/v1/budgets/{id}',             Y, N, N, N,   Y, N, N, N],
+  ['GET /internal/v1/pii-policy',                  Y, N, N, N,   Y, N, N, N],
+  ['PUT /internal/v1/pii-policy',                  Y, N, N, N,   Y, N, N, N],
+  ['POST /internal/v1/tenants/{tenant}/credits',   N, N, N, N,   Y, N, N, N],
+  ['PUT /internal/v1/tenants/{tenant}/plan',       N, N, N, N,   Y, N, N, N],
+];
+
+const CASES = MATRIX.flatMap(([endpoint, ...outcomes]) =>
+  TENANTS.flatMap((tenant, t) => ROLES.map((role, r) => ({ endpoint, tenant, role, outcome: outcomes[t * ROLES.length + r] as Outcome }))),
+);
+
+async function send(tenant: Tenant, secret: string | null, endpoint: Endpoint, withPrepare: boolean): Promise<JsonResponse> {
+  const path = withPrepare && endpoint.prepare ? (await endpoint.prepare(tenant)).path : endpoint.path.replace('{id}', 'bud_does_not_exist');
+  if (secret !== null) return call(gateway.origin, secret, endpoint.method, path, endpoint.body);
+  const response = await fetch(`${gateway.origin}${path}`, {
+    method: endpoint.method,
+    headers: endpoint.body === undefined ? {} : { 'content-type': 'application/json' },
+    body: endpoint.body === undefined ? undefined : JSON.stringify(endpoint.body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : null, headers: response.headers };
+}
+
+function expectEnvelope(response: JsonResponse, status: number, type: string, code: string): void {
+  expect(response.status).toBe(status);
+  expect(Object.keys(response.body)).toEqual(['error']);
+  expect(response.body.error).toEqual({ type, code, message: expect.any(String), param: null, request_id: expect.any(String) });
+  expect(response.body.error.request_id).toBe(response.headers.get('x-request-id') ?? response.body.error.request_id);
+}
+
+beforeAll(async () => {
+  upstream = await startFakeUpstream();
+  gateway = await startGateway({ catalog: testCatalog(upstream.url), env: { SETTINGS_CACHE_TTL_MS: '100' } });
+  for (const tenant of TENANTS) {
+    keys[tenant] = {} as Record<Role, string>;
+    for (const role of ROLES) keys[tenant][role] = (await gateway.issueKey(tenant, role)).secret;
+    // Each tenant has the prompt the prompt rows read and activate.
+    const created = await call(gateway.origin, keys[tenant].admin, 'POST', '/internal/v1/prompts/greet/versions', { messages: [{ role: 'user', content: 'Hello {{name}}' }], model: 'sim' });
+    expect(created.status).toBe(201);
+  }
+  await gateway.repository.tenants.create({ id: TARGET, name: TARGET });
+});
+
+afterAll(async () => {
+  await gateway?.close();
+  await upstream?.close();
+});
+
+describe('role × endpoint', () => {
+  it('covers every role of both tenants on every endpoint', () => {
+    expect(MATRIX.map(([endpoint]) => endpoint)).toEqual(Object.keys(ENDPOINTS));
+    expect(CASES).toHaveLength(Object.keys(ENDPOINTS).length * ROLES.length * TENANTS.length);
+  });
+
+  it.each(CASES)('$tenant $role: $endpoint → $outcome', async ({ endpoint, tenant, role, outcome }) => {
+    const spec = ENDPOINTS[endpoint] as Endpoint;
+    const response = await send(tenant, keys[tenant][role], spec, outcome === Y);
+    if (outcome === N) {
+      expectEnvelope(response, 403, 'invalid_request_error', 'permission_denied');
+      expect(response.body.error.message).toContain(role);
+    } else {
+      expect(response.status, JSON.stringify(response.body)).not.toBe(401);
+      expect(response.status, JSON.stringify(response.body)).not.toBe(403);
+      expect(response.status, JSON.stringify(response.body)).toBe(spec.ok);
+    }
+  });
+});
+
+describe('without credentials', () => {
+  it.each(Object.keys(ENDPOINTS))('%s → 401 missing_api_key', async (endpoint) => {
+    expectEnvelope(await send('acme', null, ENDPOINTS[endpoint] as Endpoint, false), 401, 'authentication_error', 'missing_api_key');
+  });
+});
+
+describe('operator-only routes', () => {
+  it.each([
+    ['POST', `/internal/v1/tenants/${TARGET}/credits`, { amount_micros: 1 }],
+    ['PUT', `/internal/v1/tenants/${TARGET}/plan`, { requests_per_minute: 1 }],
+    ['POST', '/internal/v1/tenants/acme/credits', { amount_micros: 1 }],
+    ['PUT', '/internal/v1/tenants/acme/plan', { requests_per_minute: 1 }],
+    ['POST', '/internal/v1/tenants/operator/credits', { amount_micros: 1 }],
+  ])("acme's admin: %s %s → 403", async (method, path, body) => {
+    const response = await call(gateway.origin, keys.acme.admin, method, path, body);
+    expectEnvelope(response, 403, 'invalid_request_error', 'permission_denied');
+    expect(response.body.error.message).toContain("tenant 'acme'");
+  });
+
+  it("the operator's admin acts on another tenant; the denials above changed nothing there", async () => {
+    const plan = await call(gateway.origin, keys.operator.admin, 'PUT', '/internal/v1/tenants/acme/plan', { requests_per_minute: 5000 });
+    expect(plan.status).toBe(200);
+    expect(plan.body).toMatchObject({ tenant: 'acme', requests_per_minute: 5000 });
+    const acmeCredit = (await call(gateway.origin, keys.acme.admin, 'GET', '/v1/budgets')).body.credit;
+    expect(acmeCredit).toBeNull();
+  });
+});
