@@ -20,9 +20,13 @@ function byPrecedence(a: PiiFinding, b: PiiFinding): number {
 
 /** Keeps, of overlapping candidates, the most specific (then the longest); returns them in text order. */
 export function resolveOverlaps(candidates: PiiFinding[]): PiiFinding[] {
+  // One flag per character: checking a candidate costs its length, not the number already kept.
+  const taken = new Uint8Array(candidates.reduce((max, c) => Math.max(max, c.end), 0));
   const kept: PiiFinding[] = [];
   for (const candidate of [...candidates].sort(byPrecedence)) {
-    if (!kept.some((other) => candidate.start < other.end && other.start < candidate.end)) kept.push(candidate);
+    if (taken.subarray(candidate.start, candidate.end).includes(1)) continue;
+    taken.fill(1, candidate.start, candidate.end);
+    kept.push(candidate);
   }
   return kept.sort((a, b) => a.start - b.start);
 }

@@ -23,8 +23,11 @@ describe('fair queueing', () => {
   it('a burst of 2,000 from one tenant: the excess gets 429, and another tenant\'s requests wait under 50 ms (p99)', async () => {
     const noisy = (await gateway.issueKey('noisy', 'app')).secret;
     const quiet = (await gateway.issueKey('quiet', 'developer')).secret;
-    const burst = Promise.all(Array.from({ length: 2000 }, () => ask(noisy)));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    let answered = 0;
+    const burst = Promise.all(Array.from({ length: 2000 }, () => ask(noisy).finally(() => answered++)));
+    // Queue wait is measured from enqueueing; wait until the web tier has admitted the burst (the excess is
+    // answered 429 at admission), so the quiet tenant's waits are not its requests' turn behind 2,000 admissions.
+    while (answered < 900) await new Promise((resolve) => setTimeout(resolve, 20));
     const quietIds: string[] = [];
     for (let i = 0; i < 8; i++) {
       const response = await ask(quiet);
@@ -38,10 +41,11 @@ describe('fair queueing', () => {
     expect(refused.length).toBeGreaterThan(0);
     expect(refused[0]?.body.error).toMatchObject({ code: 'rate_limit_exceeded' });
     await eventually(async () => (await call(gateway.origin, quiet, 'GET', '/v1/usage?since=2000-01-01')).body.data.length === 8, 10_000, 'quiet records');
-    const waits = (await call(gateway.origin, quiet, 'GET', '/v1/usage?since=2000-01-01')).body.data.map((r: { queue_wait_ms: number }) => r.queue_wait_ms).sort((a: number, b: number) => a - b);
+    const waits = (await call(gateway.origin, quiet, 'GET', '/v1/usage?since=2000-01-01')).body.data.map((r: { queue_wait_ms: number }) => r.queue_wait_ms).reverse();
     const noisyWaits = await call(gateway.origin, (await gateway.issueKey('noisy', 'developer')).secret, 'GET', '/v1/usage?since=2000-01-01&limit=1000');
     const noisyMax = Math.max(...noisyWaits.body.data.map((r: { queue_wait_ms: number }) => r.queue_wait_ms));
+    console.log(`fair queueing: quiet tenant queue waits ${waits.join(', ')} ms; noisy tenant's longest wait ${noisyMax} ms`);
     expect(noisyMax).toBeGreaterThan(500);
-    expect(waits.at(-1)).toBeLessThan(50);
+    expect(Math.max(...waits)).toBeLessThan(50);
   });
 });

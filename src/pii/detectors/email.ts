@@ -9,6 +9,7 @@ const FILE_EXTENSIONS = new Set(['png', 'jpg', 'jpeg', 'gif', 'svg', 'webp', 'bm
 /** Email addresses (`name@example.com`). */
 export function detectEmails(text: string): PiiFinding[] {
   const found: PiiFinding[] = [];
+  if (!text.includes('@')) return found;
   for (const match of text.matchAll(EMAIL)) {
     const tld = (match[1] ?? '').toLowerCase();
     if (FILE_EXTENSIONS.has(tld)) continue;

@@ -10,12 +10,19 @@ const GLUED_AFTER = /^(?:[\p{L}\p{N}_/\\@%-]|\.\d)/u;
 // Bare digit runs are ambiguous with IDs; they count as phone numbers only after one of these words.
 const CUE = /\b(?:call|phone|tel|telephone|mobile|cell|fax|whatsapp|sms|text|dial|ring|contact|reach)\b[^\n]{0,24}$/i;
 const MIN_DIGITS = 7;
+// E.164 allows 15 digits; a `00` prefix or a `(0)` trunk digit may add two more.
+const MAX_DIGITS = 17;
+// Trailing groups tried off a candidate: each try is a libphonenumber parse, so hostile input must not buy many.
+const MAX_TRIMS = 4;
+
+/** Parses memoised for one scan: logs and lists repeat the same numbers. */
+type Parser = (raw: string) => PhoneNumber | undefined;
 
 function digitCount(raw: string): number {
   return raw.replace(/\D/g, '').length;
 }
 
-function parse(raw: string): PhoneNumber | undefined {
+function parseValid(raw: string): PhoneNumber | undefined {
   const international = raw.startsWith('00') ? `+${raw.slice(2)}` : raw;
   const parsed = parsePhoneNumberFromString(international, 'US');
   return parsed?.isValid() ? parsed : undefined;
@@ -41,10 +48,10 @@ function groupedLikeItsCountry(raw: string, phone: PhoneNumber): boolean {
  * Of the valid prefixes the longest grouped as its country writes numbers wins (`+49 30 901820 85` is the Berlin
  * number 901820 and an 85), else the longest valid one.
  */
-function bestInternational(raw: string): string | null {
+function bestInternational(raw: string, parse: Parser): string | null {
   let longestValid: string | null = null;
-  for (let candidate = raw; digitCount(candidate) >= MIN_DIGITS; ) {
-    const phone = parse(candidate);
+  for (let candidate = raw, trims = 0; digitCount(candidate) >= MIN_DIGITS && trims <= MAX_TRIMS; trims++) {
+    const phone = digitCount(candidate) <= MAX_DIGITS ? parse(candidate) : undefined;
     if (phone !== undefined && groupedLikeItsCountry(candidate, phone)) return candidate;
     longestValid ??= phone === undefined ? null : candidate;
     const cut = candidate.search(/[\s.-]+(?:\(\d+\)|\d+)$/);
@@ -54,10 +61,10 @@ function bestInternational(raw: string): string | null {
   return longestValid;
 }
 
-function international(text: string): PiiFinding[] {
+function international(text: string, parse: Parser): PiiFinding[] {
   const found: PiiFinding[] = [];
   for (const match of text.matchAll(INTERNATIONAL)) {
-    const valid = bestInternational(match[0]);
+    const valid = bestInternational(match[0], parse);
     if (valid === null) continue;
     const end = match.index + valid.length;
     if (!GLUED_AFTER.test(text.slice(end, end + 2))) found.push(finding('phone', text, match.index, end));
@@ -65,7 +72,7 @@ function international(text: string): PiiFinding[] {
   return found;
 }
 
-function national(text: string): PiiFinding[] {
+function national(text: string, parse: Parser): PiiFinding[] {
   const found: PiiFinding[] = [];
   for (const match of text.matchAll(NATIONAL)) {
     const raw = match[0];
@@ -77,5 +84,10 @@ function national(text: string): PiiFinding[] {
 
 /** Phone numbers: international (+44 20 7946 0958, 0049 30 901820) or North American national ((415) 555-2671), validated against libphonenumber's metadata. */
 export function detectPhones(text: string): PiiFinding[] {
-  return [...international(text), ...national(text)];
+  const parsed = new Map<string, PhoneNumber | undefined>();
+  const parse: Parser = (raw) => {
+    if (!parsed.has(raw)) parsed.set(raw, parseValid(raw));
+    return parsed.get(raw);
+  };
+  return [...international(text, parse), ...national(text, parse)];
 }

@@ -15,7 +15,12 @@ const TOKEN_PATTERNS: readonly RegExp[] = [
 
 const AWS_SECRET = /\baws_secret_access_key\b["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])/gi;
 const JWT = /(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}(?![\w-])/g;
-const PRIVATE_KEY = /-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----(?:[\s\S]*?-----END \1PRIVATE KEY\2-----|(?:\s*[A-Za-z0-9+/=]{16,})*)/g;
+const PEM_BEGIN = /-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----/g;
+const PEM_END = /-----END ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----/g;
+// A key pasted without its END line: the base64 lines that follow the BEGIN line.
+const PEM_BODY = /(?:\s*[A-Za-z0-9+/=]{16,}(?![A-Za-z0-9+/=]))+/y;
+// An RSA-8192 key in PEM is about 6.5 KB; an END further away closes some other block.
+const MAX_PEM_CHARS = 16_384;
 
 /** Whether a token body looks generated rather than typed: it mixes letters and digits. */
 function looksGenerated(token: string): boolean {
@@ -33,6 +38,27 @@ function isJwt(token: string): boolean {
   }
 }
 
+/** PEM private key blocks, BEGIN to END, or BEGIN and its base64 lines when the END line is missing. */
+function privateKeyBlocks(text: string): PiiFinding[] {
+  const found: PiiFinding[] = [];
+  const ends = [...text.matchAll(PEM_END)];
+  let next = 0;
+  for (const begin of text.matchAll(PEM_BEGIN)) {
+    const bodyStart = begin.index + begin[0].length;
+    // BEGINs come in text order, so the first END after each is found in one pass over the ENDs.
+    while (next < ends.length && ends[next]!.index < bodyStart) next++;
+    const end = ends[next];
+    if (end !== undefined && end[1] === begin[1] && end[2] === begin[2] && end.index - bodyStart <= MAX_PEM_CHARS) {
+      found.push(finding('secret', text, begin.index, end.index + end[0].length));
+      continue;
+    }
+    PEM_BODY.lastIndex = bodyStart;
+    const body = PEM_BODY.exec(text);
+    if (body !== null) found.push(finding('secret', text, begin.index, bodyStart + body[0].length));
+  }
+  return found;
+}
+
 /** API keys and tokens of common providers, JWTs and PEM private key blocks. */
 export function detectSecrets(text: string): PiiFinding[] {
   const found: PiiFinding[] = [];
@@ -48,9 +74,5 @@ export function detectSecrets(text: string): PiiFinding[] {
   for (const match of text.matchAll(JWT)) {
     if (isJwt(match[0])) found.push(finding('secret', text, match.index, match.index + match[0].length));
   }
-  for (const match of text.matchAll(PRIVATE_KEY)) {
-    const end = match.index + match[0].trimEnd().length;
-    found.push(finding('secret', text, match.index, end));
-  }
-  return found;
+  return [...found, ...privateKeyBlocks(text)];
 }
