@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { UsageCursor, UsageFilter, UsageGroup, UsageRecord, UsageRepository } from '../../store/repository.ts';
 import { InvalidValueError } from '../../errors/gateway-error.ts';
+import { toUsageFields } from '../../store/usage-fields.ts';
 import { decodeCursor, encodeCursor, nextDay, parseDay, parseLimit } from '../query-params.ts';
 import { rejectOtherMethods } from '../../plugins/errors.ts';
 
@@ -22,31 +23,8 @@ const UsageQuerySchema = Type.Object(
 
 /** A usage record on the wire (snake_case; the tenant is implicit). */
 export function usageRecordJson(record: UsageRecord) {
-  return {
-    object: 'usage.record',
-    request_id: record.requestId,
-    key_id: record.keyId,
-    feature: record.feature,
-    requested_model: record.requestedModel,
-    model: record.model,
-    provider: record.provider,
-    upstream_model: record.upstreamModel,
-    prompt_name: record.promptName,
-    prompt_version: record.promptVersion,
-    prompt_tokens: record.promptTokens,
-    completion_tokens: record.completionTokens,
-    total_tokens: record.totalTokens,
-    usage_source: record.usageSource,
-    cost_micros: record.costMicros,
-    status: record.status,
-    error_code: record.errorCode,
-    queue_wait_ms: record.queueWaitMs,
-    ttft_ms: record.ttftMs,
-    latency_ms: record.latencyMs,
-    stream: record.stream,
-    pii_flags: record.piiFlags,
-    created_at: record.createdAt.toISOString(),
-  };
+  const { tenant_id: _tenant, created_at, ...fields } = toUsageFields(record);
+  return { object: 'usage.record', ...fields, created_at: created_at.toISOString() };
 }
 
 function groupJson(groupBy: string, group: UsageGroup) {

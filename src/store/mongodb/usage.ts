@@ -1,33 +1,10 @@
 /** Usage records in MongoDB: `_id` is the request id, so a redelivered record is rejected by the primary key. */
 import mongoose, { Schema, type Connection, type Model, type PipelineStage, type QueryFilter } from 'mongoose';
 import type { UsageCursor, UsageFilter, UsageGroup, UsageRecord, UsageRepository, UsageStatus } from '../repository.ts';
+import { fromUsageFields, toUsageFields, type UsageFields } from '../usage-fields.ts';
 
 /** A usage record document; field names mirror the PostgreSQL columns. */
-export interface UsageDocument {
-  _id: string;
-  tenant_id: string;
-  key_id: string;
-  feature: string | null;
-  requested_model: string;
-  model: string;
-  provider: string;
-  upstream_model: string;
-  prompt_name: string | null;
-  prompt_version: number | null;
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  usage_source: 'provider' | 'estimated';
-  cost_micros: number;
-  status: UsageStatus;
-  error_code: string | null;
-  queue_wait_ms: number;
-  ttft_ms: number | null;
-  latency_ms: number;
-  stream: boolean;
-  pii_flags: string[];
-  created_at: Date;
-}
+export type UsageDocument = Omit<UsageFields, 'request_id'> & { _id: string };
 
 interface GroupDocument {
   _id: string | null;
@@ -82,59 +59,13 @@ const GROUP_KEYS = {
 } as const;
 
 function toDocument(record: UsageRecord): UsageDocument {
-  return {
-    _id: record.requestId,
-    tenant_id: record.tenantId,
-    key_id: record.keyId,
-    feature: record.feature,
-    requested_model: record.requestedModel,
-    model: record.model,
-    provider: record.provider,
-    upstream_model: record.upstreamModel,
-    prompt_name: record.promptName,
-    prompt_version: record.promptVersion,
-    prompt_tokens: record.promptTokens,
-    completion_tokens: record.completionTokens,
-    total_tokens: record.totalTokens,
-    usage_source: record.usageSource,
-    cost_micros: record.costMicros,
-    status: record.status,
-    error_code: record.errorCode,
-    queue_wait_ms: record.queueWaitMs,
-    ttft_ms: record.ttftMs,
-    latency_ms: record.latencyMs,
-    stream: record.stream,
-    pii_flags: record.piiFlags,
-    created_at: record.createdAt,
-  };
+  const { request_id, ...fields } = toUsageFields(record);
+  return { _id: request_id, ...fields };
 }
 
 function toRecord(doc: UsageDocument): UsageRecord {
-  return {
-    requestId: doc._id,
-    tenantId: doc.tenant_id,
-    keyId: doc.key_id,
-    feature: doc.feature ?? null,
-    requestedModel: doc.requested_model,
-    model: doc.model,
-    provider: doc.provider,
-    upstreamModel: doc.upstream_model,
-    promptName: doc.prompt_name ?? null,
-    promptVersion: doc.prompt_version ?? null,
-    promptTokens: doc.prompt_tokens,
-    completionTokens: doc.completion_tokens,
-    totalTokens: doc.total_tokens,
-    usageSource: doc.usage_source,
-    costMicros: doc.cost_micros,
-    status: doc.status,
-    errorCode: doc.error_code ?? null,
-    queueWaitMs: doc.queue_wait_ms,
-    ttftMs: doc.ttft_ms ?? null,
-    latencyMs: doc.latency_ms,
-    stream: doc.stream,
-    piiFlags: doc.pii_flags,
-    createdAt: doc.created_at,
-  };
+  const { _id, ...fields } = doc;
+  return fromUsageFields({ request_id: _id, ...fields });
 }
 
 /** How many documents an unordered insert stored, when its only failures were duplicate request ids. */

@@ -1,33 +1,10 @@
 /** Usage records in PostgreSQL: idempotent bulk insert by request id, keyset pages, and sums. */
 import type { Pool } from 'pg';
 import type { UsageCursor, UsageFilter, UsageGroup, UsageRecord, UsageRepository, UsageStatus } from '../repository.ts';
+import { fromUsageFields, toUsageFields, type UsageFields } from '../usage-fields.ts';
 
-interface UsageRow {
-  request_id: string;
-  tenant_id: string;
-  key_id: string;
-  feature: string | null;
-  requested_model: string;
-  model: string;
-  provider: string;
-  upstream_model: string;
-  prompt_name: string | null;
-  prompt_version: number | null;
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  usage_source: 'provider' | 'estimated';
-  /** bigint arrives as a string. */
-  cost_micros: string;
-  status: UsageStatus;
-  error_code: string | null;
-  queue_wait_ms: number;
-  ttft_ms: number | null;
-  latency_ms: number;
-  stream: boolean;
-  pii_flags: string[];
-  created_at: Date;
-}
+// bigint arrives as a string.
+type UsageRow = Omit<UsageFields, 'cost_micros'> & { cost_micros: string };
 
 /** Sums arrive as strings: count is bigint, sum(integer) bigint, sum(bigint) numeric. */
 interface GroupRow {
@@ -59,62 +36,6 @@ const GROUPINGS = {
   model: { by: 'model', key: 'g' },
   feature: { by: 'feature', key: 'g' },
 } as const;
-
-function toRow(record: UsageRecord): Omit<UsageRow, 'cost_micros'> & { cost_micros: number } {
-  return {
-    request_id: record.requestId,
-    tenant_id: record.tenantId,
-    key_id: record.keyId,
-    feature: record.feature,
-    requested_model: record.requestedModel,
-    model: record.model,
-    provider: record.provider,
-    upstream_model: record.upstreamModel,
-    prompt_name: record.promptName,
-    prompt_version: record.promptVersion,
-    prompt_tokens: record.promptTokens,
-    completion_tokens: record.completionTokens,
-    total_tokens: record.totalTokens,
-    usage_source: record.usageSource,
-    cost_micros: record.costMicros,
-    status: record.status,
-    error_code: record.errorCode,
-    queue_wait_ms: record.queueWaitMs,
-    ttft_ms: record.ttftMs,
-    latency_ms: record.latencyMs,
-    stream: record.stream,
-    pii_flags: record.piiFlags,
-    created_at: record.createdAt,
-  };
-}
-
-function toRecord(row: UsageRow): UsageRecord {
-  return {
-    requestId: row.request_id,
-    tenantId: row.tenant_id,
-    keyId: row.key_id,
-    feature: row.feature,
-    requestedModel: row.requested_model,
-    model: row.model,
-    provider: row.provider,
-    upstreamModel: row.upstream_model,
-    promptName: row.prompt_name,
-    promptVersion: row.prompt_version,
-    promptTokens: row.prompt_tokens,
-    completionTokens: row.completion_tokens,
-    totalTokens: row.total_tokens,
-    usageSource: row.usage_source,
-    costMicros: Number(row.cost_micros),
-    status: row.status,
-    errorCode: row.error_code,
-    queueWaitMs: row.queue_wait_ms,
-    ttftMs: row.ttft_ms,
-    latencyMs: row.latency_ms,
-    stream: row.stream,
-    piiFlags: row.pii_flags,
-    createdAt: row.created_at,
-  };
-}
 
 function toGroup(row: GroupRow): UsageGroup {
   return {
@@ -181,12 +102,12 @@ export function createUsageRepository(pool: Pool): UsageRepository {
   return {
     async insertMany(records) {
       if (records.length === 0) return 0;
-      const result = await pool.query(INSERT_MANY, [JSON.stringify(records.map(toRow))]);
+      const result = await pool.query(INSERT_MANY, [JSON.stringify(records.map(toUsageFields))]);
       return result.rowCount ?? 0;
     },
     async list(filter, limit, cursor) {
       const result = await pool.query<UsageRow>(usageListQuery(filter, limit, cursor));
-      return result.rows.map(toRecord);
+      return result.rows.map((row) => fromUsageFields({ ...row, cost_micros: Number(row.cost_micros) }));
     },
     async sum(filter, groupBy) {
       const result = await pool.query<GroupRow>(usageSumQuery(filter, groupBy));

@@ -1,0 +1,87 @@
+/** The snake_case form of a usage record: the PostgreSQL columns, the MongoDB fields and the API's names. */
+import type { UsageRecord } from './repository.ts';
+
+/** A usage record with snake_case field names. */
+export interface UsageFields {
+  request_id: string;
+  tenant_id: string;
+  key_id: string;
+  feature: string | null;
+  requested_model: string;
+  model: string;
+  provider: string;
+  upstream_model: string;
+  prompt_name: string | null;
+  prompt_version: number | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  usage_source: UsageRecord['usageSource'];
+  cost_micros: number;
+  status: UsageRecord['status'];
+  error_code: string | null;
+  queue_wait_ms: number;
+  ttft_ms: number | null;
+  latency_ms: number;
+  stream: boolean;
+  pii_flags: string[];
+  created_at: Date;
+}
+
+/** camelCase → snake_case. */
+export function toUsageFields(record: UsageRecord): UsageFields {
+  return {
+    request_id: record.requestId,
+    tenant_id: record.tenantId,
+    key_id: record.keyId,
+    feature: record.feature,
+    requested_model: record.requestedModel,
+    model: record.model,
+    provider: record.provider,
+    upstream_model: record.upstreamModel,
+    prompt_name: record.promptName,
+    prompt_version: record.promptVersion,
+    prompt_tokens: record.promptTokens,
+    completion_tokens: record.completionTokens,
+    total_tokens: record.totalTokens,
+    usage_source: record.usageSource,
+    cost_micros: record.costMicros,
+    status: record.status,
+    error_code: record.errorCode,
+    queue_wait_ms: record.queueWaitMs,
+    ttft_ms: record.ttftMs,
+    latency_ms: record.latencyMs,
+    stream: record.stream,
+    pii_flags: record.piiFlags,
+    created_at: record.createdAt,
+  };
+}
+
+/** snake_case → camelCase; absent optional fields (MongoDB may omit nulls) become null. */
+export function fromUsageFields(fields: UsageFields): UsageRecord {
+  return {
+    requestId: fields.request_id,
+    tenantId: fields.tenant_id,
+    keyId: fields.key_id,
+    feature: fields.feature ?? null,
+    requestedModel: fields.requested_model,
+    model: fields.model,
+    provider: fields.provider,
+    upstreamModel: fields.upstream_model,
+    promptName: fields.prompt_name ?? null,
+    promptVersion: fields.prompt_version ?? null,
+    promptTokens: fields.prompt_tokens,
+    completionTokens: fields.completion_tokens,
+    totalTokens: fields.total_tokens,
+    usageSource: fields.usage_source,
+    costMicros: Number(fields.cost_micros),
+    status: fields.status,
+    errorCode: fields.error_code ?? null,
+    queueWaitMs: fields.queue_wait_ms,
+    ttftMs: fields.ttft_ms ?? null,
+    latencyMs: fields.latency_ms,
+    stream: fields.stream,
+    piiFlags: fields.pii_flags,
+    createdAt: fields.created_at,
+  };
+}
