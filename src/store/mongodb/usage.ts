@@ -1,6 +1,6 @@
 /** Usage records in MongoDB: `_id` is the request id, so a redelivered record is rejected by the primary key. */
 import mongoose, { Schema, type Connection, type Model, type PipelineStage, type QueryFilter } from 'mongoose';
-import type { UsageCursor, UsageFilter, UsageGroup, UsageRecord, UsageRepository, UsageStatus } from '../repository.ts';
+import type { UsageCursor, UsageFilter, UsageGroup, UsageRecord, UsageRepository } from '../repository.ts';
 import { fromUsageFields, toUsageFields, type UsageFields } from '../usage-fields.ts';
 
 /** A usage record document; field names mirror the PostgreSQL columns. */
