@@ -12,6 +12,8 @@ export interface LoadOptions {
   duration: number;
   /** Seconds without a response before a request counts as a timeout. */
   timeout: number;
+  /** Headers that must differ on every request (e.g. a fresh Idempotency-Key), added to `headers`. */
+  freshHeaders?: () => Record<string, string>;
 }
 
 interface Histogram {
@@ -33,11 +35,20 @@ export interface LoadResult {
   requests: Histogram & { total: number; sent: number };
 }
 
-type Autocannon = (options: LoadOptions) => PromiseLike<LoadResult>;
+/** What autocannon hands a request's `setupRequest` and expects back. */
+interface RequestData {
+  headers: Record<string, string>;
+}
+
+type AutocannonOptions = Omit<LoadOptions, 'freshHeaders'> & { requests?: Array<{ setupRequest: (request: RequestData) => RequestData }> };
+type Autocannon = (options: AutocannonOptions) => PromiseLike<LoadResult>;
 
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 /** Runs autocannon once and resolves with its aggregated result. */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
-  return autocannon(options);
+  const { freshHeaders, ...rest } = options;
+  if (!freshHeaders) return autocannon(rest);
+  // A setupRequest makes autocannon rebuild the request before every send.
+  return autocannon({ ...rest, requests: [{ setupRequest: (request) => ({ ...request, headers: { ...request.headers, ...freshHeaders() } }) }] });
 }

@@ -19,17 +19,8 @@ import { startStack, BENCH_MODEL, type BenchStack } from './stack.ts';
 import { measureSequential, percentile, type SequentialSamples, type SequentialTarget } from './sequential.ts';
 import { CpuMeter, findPidByName, readMemory } from './proc-stats.ts';
 import { formatReport, verdicts, type BenchResults, type Cell, type Mode, type Precise, type Target } from './results.ts';
-
-function envNumber(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isFinite(value) || value < min || value > max) throw new Error(`${name} must be a number in [${min}, ${max}]; got ${raw}`);
-  return value;
-}
-
-function envList(name: string, fallback: string): string[] {
-  return (process.env[name] || fallback).split(',').map((s) => s.trim()).filter(Boolean);
-}
+import { envList, envNumber } from './env.ts';
+import { summariseLogs } from './child-logs.ts';
 
 const durationS = envNumber('BENCH_DURATION_S', 8, 1, 60);
 const warmupS = envNumber('BENCH_WARMUP_S', 2, 0, 30);
@@ -91,29 +82,14 @@ function summarise(what: Precise['what'], samples: Map<string, SequentialSamples
   return { what, direct: stats('direct'), gateway: stats('gateway') };
 }
 
-/** Counts the children's log lines by process, level and message (they log at warn and above). */
-function summariseLogs(output: string): string {
-  const counts = new Map<string, number>();
-  for (const line of output.split('\n')) {
-    if (line.trim() === '') continue;
-    let key = line.slice(0, 160);
-    try {
-      const entry = JSON.parse(line) as { process?: string; level?: number; msg?: string; err?: { message?: string } };
-      key = `${entry.process} ${entry.level} ${entry.msg}${entry.err?.message ? `: ${entry.err.message}` : ''}`;
-    } catch {
-      // Not a pino line (e.g. a Node warning): counted as it is.
-    }
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  }
-  return [...counts].map(([key, count]) => `  ${String(count).padStart(6)} × ${key}`).join('\n');
-}
-
 async function main(): Promise<number> {
   if (profiled.length > 0) await mkdir(profileDir, { recursive: true });
   // One directory per process kind; V8 names each file with its pid.
   const nodeOptions = (name: string) => (profiled.includes(name) ? `--cpu-prof --cpu-prof-dir=${join(profileDir, name)}` : '');
   process.stderr.write(`starting upstream, database, web and worker (run bounded to ${Math.round(budgetMs / 1000)} s)…\n`);
-  const stack = await startStack({ redisUrl, workers: workerCount, workerConcurrency, upstreamConnections: workerConcurrency, nodeOptions: { web: nodeOptions('web'), worker: nodeOptions('worker') } });
+  // The default rate limits (KEY_RPM 3,000) would answer most of the load with 429; 0 = unlimited skips the limiter.
+  const env = { TENANT_RPM: '0', TENANT_TPM: '0', KEY_RPM: '0', KEY_TPM: '0' };
+  const stack = await startStack({ redisUrl, workers: workerCount, workerConcurrency, upstreamConnections: workerConcurrency, nodeOptions: { web: nodeOptions('web'), worker: nodeOptions('worker') }, env });
   const watchdog = setTimeout(() => {
     process.stderr.write(`gateway-load: over its ${Math.round(budgetMs / 1000)} s budget; stopping\n`);
     void stack.close().finally(() => process.exit(2));

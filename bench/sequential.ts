@@ -11,6 +11,8 @@ export interface SequentialTarget {
   baseUrl: string;
   headers: Record<string, string>;
   body: string;
+  /** Headers that must differ on every request (e.g. a fresh Idempotency-Key), added to `headers`. */
+  freshHeaders?: () => Record<string, string>;
 }
 
 /** Timings of one target, in ms; for streams `firstTokenMs` is the time to the first content chunk. */
@@ -26,8 +28,9 @@ export interface SequentialSamples {
 const EXPECTED_STREAM_FRAMES = 22;
 
 async function timeOne(pool: Pool, target: SequentialTarget, stream: boolean): Promise<{ totalMs: number; firstTokenMs: number }> {
+  const headers = target.freshHeaders ? { ...target.headers, ...target.freshHeaders() } : target.headers;
   const startedAt = performance.now();
-  const response = await pool.request({ path: new URL(`${target.baseUrl}/chat/completions`).pathname, method: 'POST', headers: target.headers, body: target.body });
+  const response = await pool.request({ path: new URL(`${target.baseUrl}/chat/completions`).pathname, method: 'POST', headers, body: target.body });
   let firstTokenMs = Number.NaN;
   let text = '';
   for await (const part of response.body) {

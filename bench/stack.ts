@@ -29,6 +29,8 @@ export interface StackOptions {
   upstreamConnections: number;
   /** Extra NODE_OPTIONS per process (e.g. `--cpu-prof`). */
   nodeOptions: { web: string; worker: string };
+  /** Extra environment of web and worker (e.g. rate-limit defaults). */
+  env?: Record<string, string>;
 }
 
 /** A running stack. */
@@ -36,6 +38,8 @@ export interface BenchStack {
   /** Base URLs ending in /v1. */
   upstreamUrl: string;
   gatewayUrl: string;
+  /** The tenant of `apiKey`. */
+  tenantId: string;
   apiKey: string;
   env: Record<string, string>;
   processes: { web: GatewayProcess; workers: GatewayProcess[]; upstream: GatewayProcess };
@@ -137,6 +141,7 @@ export async function startStack(options: StackOptions): Promise<BenchStack> {
       LOG_LEVEL: 'warn',
       WORKER_CONCURRENCY: String(options.workerConcurrency),
       UPSTREAM_CONNECTIONS: String(options.upstreamConnections),
+      ...options.env,
     };
     const origin = `http://127.0.0.1:${port}`;
     const web = spawnEntry('src/server.ts', { ...env, NODE_OPTIONS: options.nodeOptions.web });
@@ -155,7 +160,7 @@ export async function startStack(options: StackOptions): Promise<BenchStack> {
       await response.arrayBuffer();
       return response.status === 200 ? true : null;
     });
-    return { upstreamUrl, gatewayUrl: `${origin}/v1`, apiKey: key.secret, env, processes: { web, workers, upstream }, close };
+    return { upstreamUrl, gatewayUrl: `${origin}/v1`, tenantId: tenant.id, apiKey: key.secret, env, processes: { web, workers, upstream }, close };
   } catch (error) {
     await close();
     throw error;
