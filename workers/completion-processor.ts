@@ -27,6 +27,8 @@ export interface ProcessorDeps {
   providers: ProviderRegistry;
   policy: RetryPolicy;
   eventsTtlMs: number;
+  /** Lifetime of a finished request's events: long enough for gap repair and for a stalled job's re-run to see it finished. */
+  finishedEventsTtlMs: number;
   outbox: Outbox;
   ledger: BudgetLedger;
   log: Logger;
@@ -81,9 +83,11 @@ export function createCompletionProcessor(deps: ProcessorDeps) {
     const data = job.data;
     const log = job.attemptsStarted > 1 ? await readEventLog(deps.redis, deps.keys, data.requestId) : null;
     if (log?.finished) return;
-    // An idempotent request's events are its stored response: they live as long as its key.
+    // An idempotent request's events are its stored response: they live as long as its key. Other
+    // requests' events only serve gap repair, which needs them until shortly after the last one.
     const ttlMs = data.idempotencyKey ? IDEMPOTENCY_TTL_MS : deps.eventsTtlMs;
-    const publisher = new EventPublisher({ redis: deps.redis, keys: deps.keys, requestId: data.requestId, channel: data.replyChannel, ttlMs, lastSeq: log?.lastSeq ?? 0 });
+    const finalTtlMs = data.idempotencyKey ? IDEMPOTENCY_TTL_MS : deps.finishedEventsTtlMs;
+    const publisher = new EventPublisher({ redis: deps.redis, keys: deps.keys, requestId: data.requestId, channel: data.replyChannel, ttlMs, finalTtlMs, lastSeq: log?.lastSeq ?? 0 });
     if (log?.sentChunks) return endInterrupted(deps, data, publisher, log);
     const trace: RunTrace = { target: null, attempts: 0, text: '', reported: null, firstChunkAt: null };
     const ctx: RunContext = { data, deps, publisher, signal, startedAt: Date.now(), trace };

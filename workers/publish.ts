@@ -16,17 +16,20 @@ export class EventPublisher {
   readonly #channel: string;
   readonly #requestId: string;
   readonly #ttlMs: number;
+  readonly #finalTtlMs: number;
   #seq: number;
   #batch: EventLine[] = [];
+  #finished = false;
   #scheduled = false;
   #tail: Promise<void> = Promise.resolve();
 
-  constructor(options: { redis: ScriptedRedis; keys: RedisKeys; requestId: string; channel: string; ttlMs: number; lastSeq: number }) {
+  constructor(options: { redis: ScriptedRedis; keys: RedisKeys; requestId: string; channel: string; ttlMs: number; finalTtlMs: number; lastSeq: number }) {
     this.#redis = options.redis;
     this.#streamKey = options.keys.events(options.requestId);
     this.#channel = options.channel;
     this.#requestId = options.requestId;
     this.#ttlMs = options.ttlMs;
+    this.#finalTtlMs = options.finalTtlMs;
     this.#seq = options.lastSeq;
   }
 
@@ -38,6 +41,7 @@ export class EventPublisher {
   /** Queues an event; it is sent with the others of this turn. */
   emit(type: CompletionEventType, payload: string): void {
     this.#batch.push({ seq: ++this.#seq, line: encodeEventLine(type, payload) });
+    if (isTerminal(type)) this.#finished = true;
     if (this.#scheduled) return;
     this.#scheduled = true;
     setImmediate(() => this.#send());
@@ -60,7 +64,7 @@ export class EventPublisher {
     const batch = this.#batch;
     this.#batch = [];
     const sent = this.#tail.then(() =>
-      publishEvents(this.#redis, this.#streamKey, this.#channel, this.#ttlMs, this.#requestId, batch),
+      publishEvents(this.#redis, this.#streamKey, this.#channel, this.#finished ? this.#finalTtlMs : this.#ttlMs, this.#requestId, batch),
     );
     // flush() reports the failure; until someone awaits it, it must not count as unhandled.
     sent.catch(() => undefined);

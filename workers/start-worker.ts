@@ -50,6 +50,8 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     providers,
     policy: { maxAttempts: env.RETRY_MAX_ATTEMPTS, budgetMs: env.RETRY_BUDGET_MS, baseMs: env.RETRY_BASE_MS, maxDelayMs: env.RETRY_MAX_DELAY_MS },
     eventsTtlMs: env.EVENTS_TTL_MS,
+    // A stalled job is re-run within about two lock periods; it must still find its finished events.
+    finishedEventsTtlMs: Math.max(60_000, 3 * env.WORKER_LOCK_MS),
     outbox: new Outbox(redis, keys),
     ledger: new BudgetLedger({ redis, keys, spend: storeSpendSource(repository), reservationTtlMs: env.REQUEST_TIMEOUT_MS + 60_000 }),
     log,

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { once } from 'node:events';
-import { InternalError } from '../errors/gateway-error.ts';
+import { ClientClosedRequestError, InternalError } from '../errors/gateway-error.ts';
 import { toEnvelope } from '../errors/to-envelope.ts';
 import { payloadToError, type CompletionEvent } from '../queue/completion-events.ts';
 import { SSE_DONE, SSE_KEEP_ALIVE, formatSseData } from '../providers/shared/sse.ts';
@@ -52,6 +52,7 @@ function sseText(request: FastifyRequest, event: CompletionEvent): string {
  */
 export async function relaySse(request: FastifyRequest, reply: FastifyReply, dispatch: Dispatch, options: SseOptions): Promise<void> {
   const first = await dispatch.events.next();
+  if (!first && reply.raw.destroyed) throw new ClientClosedRequestError();
   if (!first) throw new InternalError('The request ended without an answer.');
   if (first.type === 'error') throw payloadToError(first.payload);
   const raw = openStream(request, reply);

@@ -215,6 +215,13 @@ export class ServiceUnavailableError extends GatewayError {
   }
 }
 
+/** 499 `client_closed_request`: the client went away before its answer; nobody receives this, it only ends the request quietly. */
+export class ClientClosedRequestError extends GatewayError {
+  constructor() {
+    super(499, 'invalid_request_error', 'client_closed_request', 'The client closed the connection before the answer.');
+  }
+}
+
 /** 500 `internal_error`: anything not otherwise classified. */
 export class InternalError extends GatewayError {
   constructor(message = 'The gateway failed to process the request.', cause?: unknown) {
