@@ -40,7 +40,8 @@ async function timeOne(pool: Pool, target: SequentialTarget, stream: boolean): P
   const totalMs = performance.now() - startedAt;
   if (response.statusCode !== 200) throw new Error(`status ${response.statusCode}: ${text.slice(0, 200)}`);
   if (stream) {
-    const frames = text.split('\n\n').filter((frame) => frame.startsWith('data: '));
+    // The gateway numbers its events (`id: <seq>` before the data line, for Last-Event-ID resumes); the direct upstream does not.
+    const frames = text.split('\n\n').filter((frame) => frame !== '').map((frame) => frame.replace(/^id: \d+\n/, ''));
     if (frames.length !== EXPECTED_STREAM_FRAMES || frames.at(-1) !== 'data: [DONE]') throw new Error(`stream had ${frames.length} frames: ${text.slice(0, 200)}`);
   } else if (!text.includes('"choices"')) {
     throw new Error(`not a completion: ${text.slice(0, 200)}`);
