@@ -3,9 +3,7 @@
  * separate child processes, a fresh PostgreSQL database with one tenant and `app` key, and a unique
  * Redis prefix. `close()` stops everything and removes what it created, even after a failed start.
  */
-import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -15,6 +13,7 @@ import { createTestDatabase } from '../test/helpers/postgres.ts';
 import { createPostgresRepository } from '../src/store/postgres/adapter.ts';
 import { generateApiKey } from '../src/auth/api-key-secret.ts';
 import type { CatalogFile } from '../src/catalog/schema.ts';
+import { freePort } from '../test/helpers/free-port.ts';
 
 /** The model alias the bench requests from the gateway. */
 export const BENCH_MODEL = 'bench-gpt';
@@ -48,14 +47,6 @@ export interface BenchStack {
 
 const START_TIMEOUT_MS = 30_000;
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
 
 async function waitFor<T>(what: string, proc: GatewayProcess, check: () => Promise<T | null>): Promise<T> {
   const deadline = Date.now() + START_TIMEOUT_MS;

@@ -4,9 +4,7 @@
  * database, with a unique Redis prefix per suite. Tests talk to it over HTTP.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, writeFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -16,6 +14,7 @@ import { createPostgresRepository } from '../../src/store/postgres/adapter.ts';
 import { generateApiKey } from '../../src/auth/api-key-secret.ts';
 import type { Repository, Role } from '../../src/store/repository.ts';
 import type { CatalogFile } from '../../src/catalog/schema.ts';
+import { freePort } from './free-port.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 /** Redis of the test machine. */
@@ -50,14 +49,6 @@ export interface GatewayUnderTest {
   close(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
 
 /** Spawns `node <entry>` with the given environment, capturing its output. */
 export function spawnEntry(entry: string, env: Record<string, string>): GatewayProcess {

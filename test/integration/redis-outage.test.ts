@@ -2,7 +2,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { mkdtemp, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +12,7 @@ import { startWebTier, type WebTier } from '../../src/web.ts';
 import { generateApiKey } from '../../src/auth/api-key-secret.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';
+import { freePort } from '../helpers/free-port.ts';
 
 let redisServer: ChildProcess;
 let database: TestDatabase;
@@ -20,13 +20,6 @@ let web: WebTier;
 let dir: string;
 let secret: string;
 
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
 
 beforeAll(async () => {
   const port = await freePort();
