@@ -37,7 +37,7 @@ async function usageOf(secret: string, query = `since=${today}`) {
 
 beforeAll(async () => {
   upstream = await startFakeUpstream();
-  gateway = await startGateway({ catalog: testCatalog(upstream.url), env: { KEY_CACHE_TTL_MS: '200' } });
+  gateway = await startGateway({ catalog: testCatalog(upstream.url), env: { KEY_CACHE_TTL_MS: '200' }, webs: 2 });
   for (const [name, tenant, role] of [['adminA', 'tenant-a', 'admin'], ['appA', 'tenant-a', 'app'], ['devA', 'tenant-a', 'developer'], ['auditorA', 'tenant-a', 'auditor'], ['adminB', 'tenant-b', 'admin'], ['devB', 'tenant-b', 'developer'], ['revokedA', 'tenant-a', 'app']] as const) {
     const key = await gateway.issueKey(tenant, role);
     keys[name] = key.secret;
@@ -103,6 +103,10 @@ describe('named prompts', () => {
     expect((await createVersion('switch', 'version one says {{x}}')).status).toBe(201);
     const second = await createVersion('switch', 'version two says {{x}}', { activate: true });
     expect(second.body).toMatchObject({ version: 2, active: true });
+    // The second web process caches version 2 before the rollback, so only the invalidation can move it.
+    const other = new OpenAI({ baseURL: gateway.webs[1]?.baseURL, apiKey: keys.appA as string, maxRetries: 0 });
+    await other.chat.completions.create(promptRequest('switch', { x: 'before' }));
+    expect(upstream.requests.at(-1)?.body).toMatchObject({ messages: [{}, { content: 'version two says before' }] });
     const client = sdk(keys.appA as string);
     const running = Array.from({ length: 20 }, (_, i) => client.chat.completions.create(promptRequest('switch', { x: String(i) })));
     const rollback = await call(gateway.origin, keys.adminA as string, 'POST', '/internal/v1/prompts/switch/activate', { version: 1 });
@@ -111,7 +115,8 @@ describe('named prompts', () => {
     await new Promise((resolve) => setTimeout(resolve, 1000));
     upstream.reset();
     await client.chat.completions.create(promptRequest('switch', { x: 'after' }));
-    expect(upstream.requests[0]?.body).toMatchObject({ messages: [{}, { content: 'version one says after' }] });
+    await other.chat.completions.create(promptRequest('switch', { x: 'after' }));
+    expect(upstream.requests.map((r) => (r.body as { messages: Array<{ content: string }> }).messages[1]?.content)).toEqual(['version one says after', 'version one says after']);
     const versions = await call(gateway.origin, keys.adminA as string, 'GET', '/internal/v1/prompts/switch/versions');
     expect(versions.body).toMatchObject({ active_version: 1, data: [{ version: 2, active: false }, { version: 1, active: true }] });
   });
