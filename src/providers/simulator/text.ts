@@ -1,4 +1,5 @@
 /** The simulator's deterministic text. */
+import { mulberry32 } from './prng.ts';
 
 // Common English words that o200k encodes as one token each (with their leading space), so that
 // the generated piece count is the completion token count.
@@ -30,14 +31,3 @@ export function generatePieces(seed: number, count: number): string[] {
   return pieces;
 }
 
-// mulberry32: a tiny, well-distributed PRNG; determinism matters here, not quality.
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

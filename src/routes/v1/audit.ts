@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { AuditEvent, AuditFilter, AuditRepository } from '../../store/repository.ts';
 import { InvalidValueError } from '../../errors/gateway-error.ts';
+import { toAuditFields } from '../../store/audit-fields.ts';
 import { decodeCursor, encodeCursor, parseLimit, parseTime } from '../query-params.ts';
 import { rejectOtherMethods } from '../../plugins/errors.ts';
 
@@ -18,22 +19,10 @@ const AuditQuerySchema = Type.Object(
   { additionalProperties: false },
 );
 
-/** An audit event on the wire, with its place in the tenant's hash chain. */
+/** An audit event on the wire, with its place in the tenant's hash chain (the tenant is implicit). */
 export function auditEventJson(event: AuditEvent) {
-  return {
-    object: 'audit.event',
-    id: event.id,
-    seq: event.seq,
-    actor: event.actor,
-    action: event.action,
-    target: event.target,
-    outcome: event.outcome,
-    request_id: event.requestId,
-    details: event.details,
-    created_at: event.createdAt.toISOString(),
-    prev_hash: event.prevHash,
-    hash: event.hash,
-  };
+  const { tenant_id: _tenant, created_at, ...fields } = toAuditFields(event);
+  return { object: 'audit.event', ...fields, created_at: created_at.toISOString() };
 }
 
 function beforeSeq(cursor: string | undefined): number | null {

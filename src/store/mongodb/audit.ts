@@ -13,22 +13,10 @@ import { Schema, type Connection, type Model, type QueryFilter } from 'mongoose'
 import { GENESIS_HASH, auditEventHash, verifyChain } from '../../audit/hash-chain.ts';
 import { checkChainEnd } from '../audit-chain-end.ts';
 import type { AuditEvent, AuditEventInput, AuditFilter, AuditRepository } from '../repository.ts';
+import { fromAuditFields, type AuditFields } from '../audit-fields.ts';
 
 /** An audit event document; `_id` is the event id. */
-export interface AuditEventDocument {
-  _id: string;
-  tenant_id: string;
-  seq: number;
-  actor: string;
-  action: string;
-  target: string | null;
-  outcome: AuditEvent['outcome'];
-  request_id: string | null;
-  details: Record<string, unknown>;
-  created_at: Date;
-  prev_hash: string;
-  hash: string;
-}
+export type AuditEventDocument = Omit<AuditFields, 'id'> & { _id: string };
 
 /** A tenant's chain end; `_id` is the tenant id. */
 export interface AuditHeadDocument {
@@ -87,20 +75,8 @@ function isDuplicateKey(error: unknown): boolean {
 }
 
 function toEvent(doc: AuditEventDocument): AuditEvent {
-  return {
-    id: doc._id,
-    tenantId: doc.tenant_id,
-    seq: doc.seq,
-    actor: doc.actor,
-    action: doc.action,
-    target: doc.target ?? null,
-    outcome: doc.outcome,
-    requestId: doc.request_id ?? null,
-    details: doc.details,
-    createdAt: doc.created_at,
-    prevHash: doc.prev_hash,
-    hash: doc.hash,
-  };
+  const { _id, ...fields } = doc;
+  return fromAuditFields({ id: _id, ...fields });
 }
 
 function toDocument(input: AuditEventInput, seq: number, prevHash: string): AuditEventDocument {

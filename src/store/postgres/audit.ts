@@ -3,22 +3,10 @@ import type { Pool, PoolClient } from 'pg';
 import { GENESIS_HASH, auditEventHash, verifyChain } from '../../audit/hash-chain.ts';
 import { checkChainEnd } from '../audit-chain-end.ts';
 import type { AuditEvent, AuditEventInput, AuditFilter, AuditRepository } from '../repository.ts';
+import { fromAuditFields, toAuditFields, type AuditFields } from '../audit-fields.ts';
 
-interface AuditRow {
-  id: string;
-  tenant_id: string;
-  /** bigint arrives as a string. */
-  seq: string;
-  actor: string;
-  action: string;
-  target: string | null;
-  outcome: AuditEvent['outcome'];
-  request_id: string | null;
-  details: Record<string, unknown>;
-  created_at: Date;
-  prev_hash: string;
-  hash: string;
-}
+// bigint arrives as a string.
+type AuditRow = Omit<AuditFields, 'seq'> & { seq: string };
 
 interface HeadRow {
   tenant_id: string;
@@ -40,38 +28,9 @@ const COLUMNS = 'id, tenant_id, seq, actor, action, target, outcome, request_id,
 const VERIFY_PAGE = 1000;
 
 function toEvent(row: AuditRow): AuditEvent {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    seq: Number(row.seq),
-    actor: row.actor,
-    action: row.action,
-    target: row.target,
-    outcome: row.outcome,
-    requestId: row.request_id,
-    details: row.details,
-    createdAt: row.created_at,
-    prevHash: row.prev_hash,
-    hash: row.hash,
-  };
+  return fromAuditFields({ ...row, seq: Number(row.seq) });
 }
 
-function toRow(event: AuditEvent): Omit<AuditRow, 'seq'> & { seq: number } {
-  return {
-    id: event.id,
-    tenant_id: event.tenantId,
-    seq: event.seq,
-    actor: event.actor,
-    action: event.action,
-    target: event.target,
-    outcome: event.outcome,
-    request_id: event.requestId,
-    details: event.details,
-    created_at: event.createdAt,
-    prev_hash: event.prevHash,
-    hash: event.hash,
-  };
-}
 
 async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
@@ -128,7 +87,7 @@ async function appendLocked(client: PoolClient, events: AuditEventInput[]): Prom
   if (added.length === 0) return result;
   await client.query(
     `INSERT INTO audit_events (${COLUMNS}) SELECT ${COLUMNS} FROM jsonb_populate_recordset(NULL::audit_events, $1::jsonb)`,
-    [JSON.stringify(added.map(toRow))],
+    [JSON.stringify(added.map(toAuditFields))],
   );
   const movedTenants = new Set(added.map((event) => event.tenantId));
   const moved = [...heads].filter(([tenantId]) => movedTenants.has(tenantId)).map(([, head]) => head);

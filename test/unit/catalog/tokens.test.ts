@@ -1,17 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { contentText, countPromptTokens, countTextTokens, promptTokensUpperBound, type CountableMessage } from '../../../src/catalog/tokens.ts';
+import { mulberry32 } from '../../../src/providers/simulator/prng.ts';
 
-/** A small deterministic PRNG (mulberry32), so a failing case can be reproduced. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// A seeded PRNG, so a failing case can be reproduced.
+const prng = mulberry32;
 
 const ASCII = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,;:!?\'"()[]{}<>/\\|-_=+*&^%$#@~`\n\t';
 const MULTI_BYTE = ['é', 'ß', 'ж', 'Ω', '中', '文', '日本', '한', 'ع', 'ह', '€', '😀', '👩‍💻', '🇫🇷', '\u0301', '𝔘', ' ', 'a'];
