@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import type { RedisTarget } from './redis/connections.ts';
 
 /** Thrown when the environment is invalid; its message is the one line the process prints before exiting. */
 export class ConfigError extends Error {
@@ -16,7 +17,9 @@ const Millis = (defaultMs: number, description: string) =>
 export const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080, description: 'HTTP port of the web process.' }),
   HOST: Type.String({ minLength: 1, default: '0.0.0.0', description: 'Interface the web process binds.' }),
-  REDIS_URL: Type.String({ pattern: '^rediss?://', description: 'Redis for the queue, reply channels and counters.' }),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis for the queue, reply channels and counters (one server).' })),
+  REDIS_CLUSTER_NODES: Type.Optional(Type.String({ pattern: '^[^,:\\s]+:\\d{1,5}(,[^,:\\s]+:\\d{1,5})*$', description: 'Seed nodes of a Redis Cluster (host:port,host:port,…); wins over REDIS_URL.' })),
+  QUEUE_SHARDS: Type.Integer({ minimum: 1, maximum: 1024, default: 1, description: 'Queues the completion queue is split into (each its own hash slot); a tenant\'s requests all go to one. Every process must use the same number.' }),
   REDIS_PREFIX: Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$', default: 'gw', description: 'Prefix of every Redis key and channel.' }),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'PostgreSQL store.' })),
   MONGODB_URI: Type.Optional(Type.String({ pattern: '^mongodb(\\+srv)?://', description: 'MongoDB store; wins over DATABASE_URL.' })),
@@ -44,6 +47,7 @@ export const EnvSchema = Type.Object({
   KEY_RPM: Type.Integer({ minimum: 0, default: 3_000, description: 'Requests per minute of one API key without a plan (0: unlimited).' }),
   KEY_TPM: Type.Integer({ minimum: 0, default: 3_000_000, description: 'Tokens per minute of one API key without a plan (0: unlimited).' }),
   TENANT_MAX_QUEUED: Type.Integer({ minimum: 1, default: 1_000, description: 'Requests of one tenant queued or running at once; more get 429.' }),
+  TENANT_FAIR_SHARE: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 32, description: 'Requests of one tenant queued or running that go plainly into the queue; beyond them a request waits behind other tenants\' (0: always).' }),
   OPERATOR_TENANT: Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,62}$', default: 'operator', description: 'The tenant whose admins manage other tenants (credits, plans).' }),
   JWT_ISSUERS: Type.Optional(Type.String({ minLength: 1, description: 'Comma-separated issuer URLs whose JWTs are accepted; unset: API keys only.' })),
   JWT_JWKS_URL: Type.Optional(Type.String({ pattern: '^https?://', description: 'JWKS URL when there is one issuer and its keys are not at <issuer>/.well-known/jwks.json.' })),
@@ -68,6 +72,7 @@ export type StoreConfig = { kind: 'postgres'; databaseUrl: string } | { kind: 'm
 /** The process configuration: validated, typed, frozen. */
 export interface Config {
   env: Readonly<Env>;
+  redis: RedisTarget;
   store: StoreConfig;
   /** Reads a provider secret named by the catalog (`api_key_env`). */
   readSecret(name: string): string | undefined;
@@ -113,6 +118,18 @@ export function loadStoreConfig(source: EnvSource = process.env): StoreConfig {
   throw new ConfigError('Invalid environment variable DATABASE_URL: set DATABASE_URL (PostgreSQL) or MONGODB_URI (MongoDB).');
 }
 
+/** The Redis of REDIS_CLUSTER_NODES, else of REDIS_URL; null when neither is set. */
+function redisTargetOf(env: { REDIS_URL?: string | undefined; REDIS_CLUSTER_NODES?: string | undefined }): RedisTarget | null {
+  if (env.REDIS_CLUSTER_NODES) {
+    const nodes = env.REDIS_CLUSTER_NODES.split(',').map((node) => {
+      const colon = node.lastIndexOf(':');
+      return { host: node.slice(0, colon), port: Number(node.slice(colon + 1)) };
+    });
+    return { kind: 'cluster', nodes };
+  }
+  return env.REDIS_URL ? { kind: 'single', url: env.REDIS_URL } : null;
+}
+
 /**
  * The whole configuration. `defaults` fill variables the environment leaves unset
  * (development mode uses it to run with no set-up).
@@ -121,23 +138,26 @@ export function loadConfig(source: EnvSource = process.env, defaults: EnvSource 
   const merged: EnvSource = { ...defaults };
   for (const [key, value] of Object.entries(source)) if (value !== undefined && value !== '') merged[key] = value;
   const env = Object.freeze(parseEnv(EnvSchema, merged));
+  const redis = redisTargetOf(env);
+  if (!redis) throw new ConfigError('Invalid environment variable REDIS_URL: set REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster).');
   const store = loadStoreConfig(merged);
   const secrets = { ...source };
-  return Object.freeze({ env, store, readSecret: (name: string) => secrets[name] });
+  return Object.freeze({ env, redis, store, readSecret: (name: string) => secrets[name] });
 }
 
 /** What the CLI may use besides the store: Redis to invalidate caches, the catalog to check models. */
 export interface CliConfig {
   store: StoreConfig;
-  redisUrl: string | null;
+  redis: RedisTarget | null;
   redisPrefix: string;
+  queueShards: number;
   catalogPath: string | null;
 }
 
-const CliEnvSchema = Type.Composite([Type.Partial(Type.Pick(EnvSchema, ['REDIS_URL', 'CATALOG'])), Type.Pick(EnvSchema, ['REDIS_PREFIX'])]);
+const CliEnvSchema = Type.Composite([Type.Partial(Type.Pick(EnvSchema, ['REDIS_URL', 'REDIS_CLUSTER_NODES', 'CATALOG'])), Type.Pick(EnvSchema, ['REDIS_PREFIX', 'QUEUE_SHARDS'])]);
 
 /** The CLI's configuration: the store is required, Redis and the catalog are used when set. */
 export function loadCliConfig(source: EnvSource = process.env): CliConfig {
   const env = parseEnv(CliEnvSchema, source);
-  return { store: loadStoreConfig(source), redisUrl: env.REDIS_URL ?? null, redisPrefix: env.REDIS_PREFIX, catalogPath: env.CATALOG ?? null };
+  return { store: loadStoreConfig(source), redis: redisTargetOf(env), redisPrefix: env.REDIS_PREFIX, queueShards: env.QUEUE_SHARDS, catalogPath: env.CATALOG ?? null };
 }

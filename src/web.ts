@@ -1,6 +1,5 @@
 import { Queue } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { ulid } from 'ulid';
 import type { Config } from './config.ts';
@@ -14,8 +13,8 @@ import { CompletionDispatcher } from './chat/dispatcher.ts';
 import type { CompletionServices } from './chat/pipeline.ts';
 import { createStore } from './store/create-store.ts';
 import type { Repository } from './store/repository.ts';
-import { createRedisKeys, COMPLETION_QUEUE, type RedisKeys } from './redis/keys.ts';
-import { assertNoEviction, boundedWait, closeRedis, connectRedis } from './redis/connections.ts';
+import { createRedisKeys, COMPLETION_QUEUE, QUEUE_EVENTS_MAX_LEN, type RedisKeys } from './redis/keys.ts';
+import { type RedisClient, assertNoEviction, boundedWait, closeRedis, connectRedis } from './redis/connections.ts';
 import { defineScripts } from './redis/scripts.ts';
 import { ReplyChannel } from './redis/reply-channel.ts';
 import { listenForInvalidations } from './redis/invalidations.ts';
@@ -32,7 +31,7 @@ import { RateLimiter } from './rate-limit/rate-limiter.ts';
 import { IdempotencyStore } from './idempotency/idempotency-store.ts';
 import { IDEMPOTENCY_TTL_MS } from './chat/idempotency-step.ts';
 
-// Activations reach every web process at once through Redis; this bounds how long a lost
+// Activations reach every web process at once through RedisClient; this bounds how long a lost
 // invalidation message can leave a process on the previous version.
 const PROMPT_CACHE_TTL_MS = 5_000;
 
@@ -45,8 +44,8 @@ export interface WebTier {
 }
 
 interface Connections {
-  commands: Redis;
-  subscriber: Redis;
+  commands: RedisClient;
+  subscriber: RedisClient;
   keys: RedisKeys;
   repository: Repository;
   catalog: CatalogFile;
@@ -76,18 +75,21 @@ async function adminServices(c: Connections, prompts: PromptCache, settings: Ten
 export async function startWebTier(config: Config, log: Logger): Promise<WebTier> {
   const { env } = config;
   const catalog = await loadCatalogFile(env.CATALOG);
-  const keys = createRedisKeys(env.REDIS_PREFIX);
+  const keys = createRedisKeys(env.REDIS_PREFIX, env.QUEUE_SHARDS);
   const onRedisError = (error: Error) => log.warn({ err: error }, 'redis connection error');
-  const commands = defineScripts(await connectRedis(env.REDIS_URL, 'commands', 'gw-web-commands', onRedisError));
+  const commands = defineScripts(await connectRedis(config.redis, 'commands', 'gw-web-commands', onRedisError));
   await assertNoEviction(commands);
-  const subscriber = await connectRedis(env.REDIS_URL, 'subscriber', 'gw-web-replies', onRedisError);
+  const subscriber = await connectRedis(config.redis, 'subscriber', 'gw-web-replies', onRedisError);
   const repository = await createStore(config.store);
   const replies = new ReplyChannel({ subscriber, commands, keys, instanceId: ulid().toLowerCase(), silenceMs: 2_000, log });
   await replies.start();
-  const queue = new Queue<CompletionJob>(COMPLETION_QUEUE, { connection: commands, prefix: keys.queuePrefix });
-  queue.on('error', onRedisError);
+  const queues = Array.from({ length: keys.queueShards }, (_, shard) => {
+    const queue = new Queue<CompletionJob>(COMPLETION_QUEUE, { connection: commands, prefix: keys.queuePrefix(shard), streams: { events: { maxLen: QUEUE_EVENTS_MAX_LEN } } });
+    queue.on('error', onRedisError);
+    return queue;
+  });
   const outbox = new Outbox(commands, keys);
-  const audit: AuditSink = (event) => outbox.push({ kind: 'audit', event });
+  const audit: AuditSink = (event) => outbox.push(event.tenantId, { kind: 'audit', event });
   const ledger = new BudgetLedger({ redis: commands, keys, spend: storeSpendSource(repository), reservationTtlMs: env.REQUEST_TIMEOUT_MS + 60_000 });
   const completion: CompletionServices = {
     env,
@@ -97,7 +99,7 @@ export async function startWebTier(config: Config, log: Logger): Promise<WebTier
     limiter: new RateLimiter({ redis: commands, keys }),
     ledger,
     idempotency: new IdempotencyStore({ redis: commands, keys, ttlMs: IDEMPOTENCY_TTL_MS }),
-    dispatcher: new CompletionDispatcher({ queue, replies, commands, keys, deadlines: { queueDeadlineMs: env.QUEUE_DEADLINE_MS, requestTimeoutMs: env.REQUEST_TIMEOUT_MS }, log }),
+    dispatcher: new CompletionDispatcher({ queues, replies, commands, keys, deadlines: { queueDeadlineMs: env.QUEUE_DEADLINE_MS, requestTimeoutMs: env.REQUEST_TIMEOUT_MS }, policy: { fairShare: env.TENANT_FAIR_SHARE }, log }),
     commands,
     keys,
     replyChannel: replies.channel,
@@ -137,7 +139,7 @@ export async function startWebTier(config: Config, log: Logger): Promise<WebTier
       clearInterval(sweep);
       clearTimeout(timer);
       await boundedWait(replies.stop());
-      await boundedWait(queue.close());
+      await boundedWait(Promise.all(queues.map((queue) => queue.close())));
       await repository.close();
       await jwt?.close();
       await closeRedis([commands, subscriber]);

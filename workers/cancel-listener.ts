@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../src/redis/connections.ts';
 import type { Worker } from 'bullmq';
 
 /**
@@ -6,9 +6,11 @@ import type { Worker } from 'bullmq';
  * aborts the job's signal if this process runs it; the processor's undici call then
  * closes the upstream connection. One subscription per worker process.
  */
-export async function listenForCancellations(subscriber: Redis, channel: string, worker: Worker): Promise<() => Promise<void>> {
+export async function listenForCancellations(subscriber: RedisClient, channel: string, workers: readonly Worker[]): Promise<() => Promise<void>> {
   subscriber.on('message', (from: string, jobId: string) => {
-    if (from === channel) worker.cancelJob(jobId, 'client disconnected');
+    if (from !== channel) return;
+    // Only the worker of the job's shard runs it; the others find nothing to cancel.
+    for (const worker of workers) worker.cancelJob(jobId, 'client disconnected');
   });
   await subscriber.subscribe(channel);
   return async () => {

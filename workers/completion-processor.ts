@@ -8,14 +8,13 @@ import type { ProviderTarget } from '../src/providers/types.ts';
 import type { CatalogModel } from '../src/catalog/schema.ts';
 import type { Outbox } from '../src/outbox/outbox.ts';
 import type { UsageStatus } from '../src/store/repository.ts';
-import { InternalError, type GatewayError } from '../src/errors/gateway-error.ts';
-import { EventPublisher, readEventLog, type EventLogState } from './publish.ts';
+import { ClientClosedRequestError, InternalError, type GatewayError } from '../src/errors/gateway-error.ts';
+import { EventPublisher, readEventLog, type EventLogState, type RequestEnding } from './publish.ts';
 import { toClientError } from './upstream-failure.ts';
 import { runCompletion, runStream, usageOf, type RunContext, type RunTrace } from './run-completion.ts';
 import { buildUsageRecord } from './usage-record.ts';
 import type { RetryPolicy } from './retry.ts';
 import type { BudgetLedger } from '../src/budget/budget-ledger.ts';
-import { completeClaim, releaseClaim } from '../src/idempotency/idempotency-store.ts';
 import { IDEMPOTENCY_TTL_MS } from '../src/chat/idempotency-step.ts';
 
 /** What the processor needs, built once by the worker's composition root. */
@@ -34,31 +33,29 @@ export interface ProcessorDeps {
   log: Logger;
 }
 
-interface Ending {
-  status: UsageStatus;
-  error: GatewayError | null;
-  final: { type: 'result' | 'done'; payload: string } | null;
-}
+/** How a run ended: a final event, or the error that ends the request's events (a cancelled one's is never read). */
+type Ending = { status: UsageStatus; error: null; final: { type: 'result' | 'done'; payload: string } } | { status: UsageStatus; error: GatewayError; final: null };
 
 /**
- * Queues the usage record, then sends the final event. Both go out on one connection in
- * that order, so a record is in the outbox before the client can see the answer, and a
- * job that dies in between is re-run rather than left unrecorded.
+ * Queues the usage record, then ends the request: its last event, the settlement and the
+ * idempotency claim in one call. The record is in the outbox before the client can see the
+ * answer, so a job that dies in between is re-run rather than left unrecorded.
  */
 async function finish(deps: ProcessorDeps, ctx: { data: CompletionJob; trace: RunTrace; startedAt: number; publisher: EventPublisher }, ending: Ending): Promise<void> {
   const produced = ctx.trace.text !== '' || ctx.trace.reported !== null;
   const usage = produced ? usageOf(ctx.data, ctx.trace) : null;
-  const record = buildUsageRecord(ctx.data, ctx.trace, { status: ending.status, errorCode: ending.error?.code ?? null, usage, startedAt: ctx.startedAt, endedAt: Date.now() }, deps.models);
-  // All on one connection, in this order: the record, the settlement and the idempotency
-  // state are in Redis before the final event can reach the client.
-  const writes: Promise<unknown>[] = [deps.outbox.push({ kind: 'usage', record })];
-  writes.push(deps.ledger.settle(record.tenantId, record.requestId, ctx.data.budgetKeys, record.costMicros));
+  // A cancelled request's error is never read; its record says only that it was cancelled.
+  const errorCode = ending.status === 'cancelled' ? null : (ending.error?.code ?? null);
+  const record = buildUsageRecord(ctx.data, ctx.trace, { status: ending.status, errorCode, usage, startedAt: ctx.startedAt, endedAt: Date.now() }, deps.models);
+  const recorded = deps.outbox.push(record.tenantId, { kind: 'usage', record });
   const claim = ctx.data.idempotencyKey;
-  // A charged or successful request keeps its key (retries replay it); an uncharged failure frees it for a retry.
-  if (claim) writes.push(record.status === 'succeeded' || record.costMicros > 0 ? completeClaim(deps.redis, claim, record.requestId) : releaseClaim(deps.redis, claim, record.requestId));
-  if (ending.final) ctx.publisher.emit(ending.final.type, ending.final.payload);
-  else if (ending.error) ctx.publisher.emitError(ending.error);
-  await Promise.all([...writes, ctx.publisher.flush()]);
+  const requestEnding: RequestEnding = {
+    settlement: deps.ledger.settlement(record.tenantId, record.requestId, ctx.data.budgetKeys, record.costMicros),
+    // A charged or successful request keeps its key (retries replay it); an uncharged failure frees it for a retry.
+    claim: claim ? { key: claim, action: record.status === 'succeeded' || record.costMicros > 0 ? 'complete' : 'release' } : null,
+  };
+  if (ending.final) await ctx.publisher.finish(ending.final.type, ending.final.payload, requestEnding, recorded);
+  else await ctx.publisher.finishWithError(ending.error, requestEnding, recorded);
   deps.log.info({ requestId: record.requestId, tenantId: record.tenantId, model: record.model, status: record.status, errorCode: record.errorCode, totalTokens: record.totalTokens, usageSource: record.usageSource, costMicros: record.costMicros, queueWaitMs: record.queueWaitMs, latencyMs: record.latencyMs }, 'completion finished');
 }
 
@@ -81,13 +78,13 @@ export function createCompletionProcessor(deps: ProcessorDeps) {
   return async (job: Job<CompletionJob>, _token: string | undefined, signal: AbortSignal | undefined): Promise<void> => {
     if (!signal) throw new Error('BullMQ passed no abort signal; cancellation would not reach the upstream call');
     const data = job.data;
-    const log = job.attemptsStarted > 1 ? await readEventLog(deps.redis, deps.keys, data.requestId) : null;
+    const log = job.attemptsStarted > 1 ? await readEventLog(deps.redis, deps.keys, data.tenantId, data.requestId) : null;
     if (log?.finished) return;
     // An idempotent request's events are its stored response: they live as long as its key. Other
     // requests' events only serve gap repair, which needs them until shortly after the last one.
     const ttlMs = data.idempotencyKey ? IDEMPOTENCY_TTL_MS : deps.eventsTtlMs;
     const finalTtlMs = data.idempotencyKey ? IDEMPOTENCY_TTL_MS : deps.finishedEventsTtlMs;
-    const publisher = new EventPublisher({ redis: deps.redis, keys: deps.keys, requestId: data.requestId, channel: data.replyChannel, ttlMs, finalTtlMs, lastSeq: log?.lastSeq ?? 0 });
+    const publisher = new EventPublisher({ redis: deps.redis, keys: deps.keys, tenantId: data.tenantId, requestId: data.requestId, channel: data.replyChannel, ttlMs, finalTtlMs, lastSeq: log?.lastSeq ?? 0 });
     if (log?.sentChunks) return endInterrupted(deps, data, publisher, log);
     const trace: RunTrace = { target: null, attempts: 0, text: '', reported: null, firstChunkAt: null };
     const ctx: RunContext = { data, deps, publisher, signal, startedAt: Date.now(), trace };
@@ -97,7 +94,7 @@ export function createCompletionProcessor(deps: ProcessorDeps) {
       ending = { status: 'succeeded', error: null, final };
     } catch (error) {
       if (signal.aborted) {
-        ending = { status: 'cancelled', error: null, final: null };
+        ending = { status: 'cancelled', error: new ClientClosedRequestError(), final: null };
       } else {
         const clientError = toClientError(error, Math.max(1, trace.attempts));
         deps.log.warn({ err: error, requestId: data.requestId, code: clientError.code }, 'completion failed');

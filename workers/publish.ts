@@ -1,14 +1,22 @@
-import { publishEvents, type EventLine, type ScriptedRedis } from '../src/redis/scripts.ts';
+import { finishRequest, type ClaimEnding, type EventLine, type ScriptedRedis, type Settlement } from '../src/redis/scripts.ts';
 import type { RedisKeys } from '../src/redis/keys.ts';
-import { encodeEventLine, errorToPayload, isTerminal, parseEventLine, type CompletionEventType } from '../src/queue/completion-events.ts';
+import { encodeEventLine, encodeReplyMessage, errorToPayload, parseEventLine, isTerminal, type CompletionEventType } from '../src/queue/completion-events.ts';
 import { contentText } from '../src/catalog/tokens.ts';
 import type { ChatCompletionChunk } from '../src/providers/types.ts';
 import type { GatewayError } from '../src/errors/gateway-error.ts';
 
+/** How a request ends in Redis, besides its last event: the settlement and the idempotency claim. */
+export interface RequestEnding {
+  settlement: Settlement;
+  claim: ClaimEnding;
+}
+
 /**
- * Emits one request's sequence-numbered events. Events emitted in the same turn of the
- * event loop go out in one script call (one XADD per event, one PUBLISH), which keeps
- * the Redis cost of a fast stream close to one round trip per network read upstream.
+ * Emits one request's sequence-numbered events. Events of one turn of the event loop go out
+ * together: an XADD each into the request's stream and one SPUBLISH on the web process's reply
+ * channel, plain commands in one pipelined write (no script: a stream costs one round trip per
+ * network read upstream, and nothing but the commands themselves). The last events go with
+ * the settlement and the idempotency claim in one script call (`finish`).
  */
 export class EventPublisher {
   readonly #redis: ScriptedRedis;
@@ -19,13 +27,13 @@ export class EventPublisher {
   readonly #finalTtlMs: number;
   #seq: number;
   #batch: EventLine[] = [];
-  #finished = false;
+  #expiring = false;
   #scheduled = false;
   #tail: Promise<void> = Promise.resolve();
 
-  constructor(options: { redis: ScriptedRedis; keys: RedisKeys; requestId: string; channel: string; ttlMs: number; finalTtlMs: number; lastSeq: number }) {
+  constructor(options: { redis: ScriptedRedis; keys: RedisKeys; tenantId: string; requestId: string; channel: string; ttlMs: number; finalTtlMs: number; lastSeq: number }) {
     this.#redis = options.redis;
-    this.#streamKey = options.keys.events(options.requestId);
+    this.#streamKey = options.keys.events(options.tenantId, options.requestId);
     this.#channel = options.channel;
     this.#requestId = options.requestId;
     this.#ttlMs = options.ttlMs;
@@ -38,24 +46,33 @@ export class EventPublisher {
     return this.#seq;
   }
 
-  /** Queues an event; it is sent with the others of this turn. */
-  emit(type: CompletionEventType, payload: string): void {
+  /** Queues a chunk event; it is sent with the others of this turn. */
+  emit(type: Exclude<CompletionEventType, 'result' | 'done' | 'error'>, payload: string): void {
     this.#batch.push({ seq: ++this.#seq, line: encodeEventLine(type, payload) });
-    if (isTerminal(type)) this.#finished = true;
     if (this.#scheduled) return;
     this.#scheduled = true;
     setImmediate(() => this.#send());
   }
 
-  /** Queues the request's final error event. */
-  emitError(error: GatewayError): void {
-    this.emit('error', errorToPayload(error));
+  /**
+   * Sends the terminal event with whatever is still queued, settles and ends the claim in the
+   * same call, then publishes them. `before` (the outbox write) is in Redis before any of it.
+   */
+  async finish(type: 'result' | 'done' | 'error', payload: string, ending: RequestEnding, before: Promise<unknown>): Promise<void> {
+    this.#scheduled = false;
+    const events = [...this.#batch, { seq: ++this.#seq, line: encodeEventLine(type, payload) }];
+    this.#batch = [];
+    await this.#tail;
+    // A cluster may serve the outbox from another node: only once it holds the record may the end be seen.
+    if (this.#redis.isCluster) await before;
+    const finished = finishRequest(this.#redis, { streamKey: this.#streamKey, ttlMs: this.#finalTtlMs, events, ...ending });
+    const published = this.#publish(events);
+    await Promise.all([before, finished, published]);
   }
 
-  /** Resolves when every event emitted so far is in Redis; rejects if a send failed. */
-  async flush(): Promise<void> {
-    if (this.#scheduled) this.#send();
-    await this.#tail;
+  /** The terminal event of a failed request (see `finish`). */
+  finishWithError(error: GatewayError, ending: RequestEnding, before: Promise<unknown>): Promise<void> {
+    return this.finish('error', errorToPayload(error), ending, before);
   }
 
   #send(): void {
@@ -63,12 +80,23 @@ export class EventPublisher {
     this.#scheduled = false;
     const batch = this.#batch;
     this.#batch = [];
-    const sent = this.#tail.then(() =>
-      publishEvents(this.#redis, this.#streamKey, this.#channel, this.#finished ? this.#finalTtlMs : this.#ttlMs, this.#requestId, batch),
-    );
-    // flush() reports the failure; until someone awaits it, it must not count as unhandled.
+    const sent = this.#tail.then(() => this.#append(batch));
+    // finish() reports the failure; until then it must not count as unhandled.
     sent.catch(() => undefined);
     this.#tail = sent;
+  }
+
+  async #append(batch: readonly EventLine[]): Promise<void> {
+    const writes: Array<Promise<unknown>> = batch.map((event) => this.#redis.xadd(this.#streamKey, `0-${event.seq}`, 'e', event.line));
+    // The stream needs a lifetime from its first event; the last call sets the final one.
+    if (!this.#expiring) writes.push(this.#redis.pexpire(this.#streamKey, this.#ttlMs));
+    this.#expiring = true;
+    writes.push(this.#publish(batch));
+    await Promise.all(writes);
+  }
+
+  #publish(events: readonly EventLine[]): Promise<unknown> {
+    return this.#redis.spublish(this.#channel, encodeReplyMessage(this.#requestId, events));
   }
 }
 
@@ -86,8 +114,8 @@ export interface EventLogState {
 }
 
 /** Reads a request's event log (written by an earlier run of its job). */
-export async function readEventLog(redis: ScriptedRedis, keys: RedisKeys, requestId: string): Promise<EventLogState> {
-  const entries = await redis.xrange(keys.events(requestId), '-', '+');
+export async function readEventLog(redis: ScriptedRedis, keys: RedisKeys, tenantId: string, requestId: string): Promise<EventLogState> {
+  const entries = await redis.xrange(keys.events(tenantId, requestId), '-', '+');
   const state: EventLogState = { lastSeq: 0, finished: false, sentChunks: false, streamedText: '', streamedModel: null };
   for (const [id, fields] of entries) {
     const event = parseEventLine(Number(id.slice(2)), fields[1] ?? '');

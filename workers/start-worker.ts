@@ -16,9 +16,9 @@ import { createStore } from '../src/store/create-store.ts';
 import { BudgetLedger } from '../src/budget/budget-ledger.ts';
 import { storeSpendSource } from '../src/budget/store-spend-source.ts';
 
-/** A running worker: its BullMQ worker and a graceful stop. */
+/** A running worker: its BullMQ workers (one per queue shard) and a graceful stop. */
 export interface RunningWorker {
-  worker: Worker<CompletionJob>;
+  workers: ReadonlyArray<Worker<CompletionJob>>;
   /** Finishes running jobs for up to the grace period, then hands the rest back (they stall and are re-run). */
   close(): Promise<void>;
 }
@@ -29,12 +29,12 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const catalog = await loadCatalogFile(env.CATALOG);
   const missing = missingSecrets(catalog, config.readSecret);
   if (missing.length > 0) log.warn({ models: missing }, 'provider keys are not set; these models will fail');
-  const keys = createRedisKeys(env.REDIS_PREFIX);
+  const keys = createRedisKeys(env.REDIS_PREFIX, env.QUEUE_SHARDS);
   const onRedisError = (error: Error) => log.warn({ err: error }, 'redis connection error');
-  const redis = defineScripts(await connectRedis(env.REDIS_URL, 'commands', 'gw-worker-commands', onRedisError));
+  const redis = defineScripts(await connectRedis(config.redis, 'commands', 'gw-worker-commands', onRedisError));
   await assertNoEviction(redis);
-  const subscriber = await connectRedis(env.REDIS_URL, 'subscriber', 'gw-worker-cancel', onRedisError);
-  const blocking = await connectRedis(env.REDIS_URL, 'blocking', 'gw-worker-queue', onRedisError);
+  const subscriber = await connectRedis(config.redis, 'subscriber', 'gw-worker-cancel', onRedisError);
+  const blocking = await connectRedis(config.redis, 'blocking', 'gw-worker-queue', onRedisError);
   const providers = createProviderRegistry({
     connectTimeoutMs: env.UPSTREAM_CONNECT_TIMEOUT_MS,
     headersTimeoutMs: env.UPSTREAM_HEADERS_TIMEOUT_MS,
@@ -56,28 +56,33 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     ledger: new BudgetLedger({ redis, keys, spend: storeSpendSource(repository), reservationTtlMs: env.REQUEST_TIMEOUT_MS + 60_000 }),
     log,
   });
-  const worker = new Worker<CompletionJob>(COMPLETION_QUEUE, processor, {
-    connection: blocking,
-    prefix: keys.queuePrefix,
-    concurrency: env.WORKER_CONCURRENCY,
-    lockDuration: env.WORKER_LOCK_MS,
-    stalledInterval: Math.max(1000, Math.floor(env.WORKER_LOCK_MS / 2)),
-    maxStalledCount: 1,
+  // Every process consumes every shard, each with the whole concurrency: a tenant lives on one
+  // shard, so splitting it would cap one busy tenant at a fraction of the process.
+  const workers = Array.from({ length: keys.queueShards }, (_, shard) => {
+    const worker = new Worker<CompletionJob>(COMPLETION_QUEUE, processor, {
+      connection: blocking,
+      prefix: keys.queuePrefix(shard),
+      concurrency: env.WORKER_CONCURRENCY,
+      lockDuration: env.WORKER_LOCK_MS,
+      stalledInterval: Math.max(1000, Math.floor(env.WORKER_LOCK_MS / 2)),
+      maxStalledCount: 1,
+    });
+    worker.on('error', (error) => log.error({ err: error, shard }, 'worker error'));
+    return worker;
   });
-  worker.on('error', (error) => log.error({ err: error }, 'worker error'));
-  const stopListening = await listenForCancellations(subscriber, keys.cancelChannel, worker);
+  const stopListening = await listenForCancellations(subscriber, keys.cancelChannel, workers);
   const drainer = new OutboxDrainer(redis, keys, repository, log);
   drainer.start();
-  await worker.waitUntilReady();
-  log.info({ concurrency: env.WORKER_CONCURRENCY, queue: COMPLETION_QUEUE }, 'worker ready');
+  await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+  log.info({ concurrency: env.WORKER_CONCURRENCY, queue: COMPLETION_QUEUE, shards: keys.queueShards }, 'worker ready');
 
   return {
-    worker,
+    workers,
     async close() {
-      const graceful = worker.close();
+      const graceful = Promise.all(workers.map((worker) => worker.close()));
       const timer = setTimeout(() => {
         log.warn('grace period over; handing running jobs back to the queue');
-        void worker.close(true);
+        for (const worker of workers) void worker.close(true);
       }, env.SHUTDOWN_GRACE_MS);
       await graceful.finally(() => clearTimeout(timer));
       await boundedWait(stopListening());

@@ -6,15 +6,18 @@
 import type { BudgetPolicy } from '../store/repository.ts';
 import type { RedisKeys } from '../redis/keys.ts';
 import {
+  admit,
   budgetPeek,
-  budgetReserve,
   budgetSeed,
   budgetSettle,
   creditTopUp,
+  type AdmitInput,
+  type AdmitReply,
   type BudgetCounterKeys,
   type BudgetCounterValues,
   type BudgetReserveReply,
   type ScriptedRedis,
+  type Settlement,
 } from '../redis/scripts.ts';
 import { windowEnd, windowStart } from './windows.ts';
 
@@ -39,6 +42,16 @@ export type ReserveOutcome =
   | { ok: false; reason: 'budget'; policy: BudgetPolicy; resetsAt: Date }
   | { ok: false; reason: 'credit'; balanceMicros: number }
   | { ok: false; reason: 'queue_full'; queued: number };
+
+/** One reservation: the estimate, the policies that apply, whether credit is enforced, the queue cap (Infinity: none). */
+export interface ReserveRequest {
+  tenantId: string;
+  requestId: string;
+  estimateMicros: number;
+  policies: BudgetPolicy[];
+  credit: boolean;
+  maxQueued: number;
+}
 
 /** Budgets and credit of a tenant as they stand now. */
 export interface BudgetSnapshot {
@@ -93,30 +106,46 @@ export class BudgetLedger {
    * queue cap (outstanding reservations < maxQueued; Infinity: no cap), and reserves the estimate
    * in all of them — or nothing. A 'credit' refusal reports the balance not yet reserved.
    */
-  async reserve(input: { tenantId: string; requestId: string; estimateMicros: number; policies: BudgetPolicy[]; credit: boolean; maxQueued: number }): Promise<ReserveOutcome> {
+  async reserve(input: ReserveRequest): Promise<ReserveOutcome> {
+    const { outcome } = await this.admit({}, input);
+    if (!outcome) throw new Error('the admission script did not reach the reservation');
+    return outcome;
+  }
+
+  /**
+   * Runs one admission whose budget part is this reservation, with the other parts given (rate
+   * limits, idempotency claim), in one script call. Counters Redis lost are rebuilt from the store
+   * and the call repeated (the script writes nothing when one is missing). `outcome` is null when an
+   * earlier part stopped the admission before the reservation.
+   */
+  async admit(parts: Pick<AdmitInput, 'rate' | 'claim'>, input: ReserveRequest): Promise<{ reply: AdmitReply; outcome: ReserveOutcome | null }> {
     assertMicros(input.estimateMicros, 'estimateMicros');
     const now = this.#now();
     const windows = this.#windowCounters(input.tenantId, input.policies, now);
     const credit = input.credit ? this.#creditCounter(input.tenantId) : null;
     const outstanding = this.#keys.outstanding(input.tenantId);
-    const request = {
-      outstanding,
-      windows: windows.map((w) => ({ hash: w.hash, expiries: w.expiries, limitMicros: w.policy.limitMicros, keepMs: keepMs(w, now) })),
-      credit,
-      requestId: input.requestId,
-      estimateMicros: input.estimateMicros,
+    const request: AdmitInput = {
+      ...parts,
       nowMs: now.getTime(),
-      expiresAtMs: now.getTime() + this.#reservationTtlMs,
-      maxQueued: Number.isFinite(input.maxQueued) ? input.maxQueued : -1,
+      reserve: {
+        outstanding,
+        windows: windows.map((w) => ({ hash: w.hash, expiries: w.expiries, limitMicros: w.policy.limitMicros, keepMs: keepMs(w, now) })),
+        credit,
+        requestId: input.requestId,
+        estimateMicros: input.estimateMicros,
+        expiresAtMs: now.getTime() + this.#reservationTtlMs,
+        maxQueued: Number.isFinite(input.maxQueued) ? input.maxQueued : -1,
+      },
     };
     const counters: Counter[] = credit ? [...windows, credit] : windows;
-    let reply = await budgetReserve(this.#redis, request);
-    if (reply[0] === 'missing') {
-      await this.#rebuild(input.tenantId, pick(counters, reply.slice(1) as number[]), now);
-      reply = await budgetReserve(this.#redis, request);
-      if (reply[0] === 'missing') throw new Error(`Budget counters of tenant '${input.tenantId}' vanished while being rebuilt`);
+    let reply = await admit(this.#redis, request);
+    if (reply.reserve?.[0] === 'missing') {
+      await this.#rebuild(input.tenantId, pick(counters, reply.reserve.slice(1) as number[]), now);
+      reply = await admit(this.#redis, request);
+      if (reply.reserve?.[0] === 'missing') throw new Error(`Budget counters of tenant '${input.tenantId}' vanished while being rebuilt`);
     }
-    return outcome(reply, windows, [outstanding, ...counters.flatMap((c) => [c.hash, c.expiries])]);
+    const outcome = reply.reserve ? outcomeOf(reply.reserve, windows, [outstanding, ...counters.flatMap((c) => [c.hash, c.expiries])]) : null;
+    return { reply, outcome };
   }
 
   /**
@@ -125,14 +154,17 @@ export class BudgetLedger {
    * release (request failed before the provider returned anything).
    */
   async settle(tenantId: string, requestId: string, keys: string[], actualMicros: number): Promise<'settled' | 'already_settled'> {
+    return (await budgetSettle(this.#redis, this.settlement(tenantId, requestId, keys, actualMicros))) ? 'settled' : 'already_settled';
+  }
+
+  /** The settlement of a reservation made with `keys`, for a script that settles it with other writes (the worker's last call). */
+  settlement(tenantId: string, requestId: string, keys: readonly string[], actualMicros: number): Settlement {
     assertMicros(actualMicros, 'actualMicros');
     if (keys.length % 2 !== 1 || keys[0] !== this.#keys.outstanding(tenantId)) {
       throw new Error(`Settlement keys of request '${requestId}' are not those of tenant '${tenantId}'`);
     }
     const lastIsCredit = keys.length >= 3 && keys[keys.length - 2] === this.#keys.credit(tenantId);
-    const marker = this.#keys.settled(tenantId, requestId);
-    const settled = await budgetSettle(this.#redis, marker, keys, { requestId, actualMicros, markerTtlMs: SETTLED_MARKER_TTL_MS, lastIsCredit });
-    return settled ? 'settled' : 'already_settled';
+    return { marker: this.#keys.settled(tenantId, requestId), keys, requestId, actualMicros, markerTtlMs: SETTLED_MARKER_TTL_MS, lastIsCredit };
   }
 
   /** The tenant's budgets (of the policies given) and credit account now, expired reservations left out. */
@@ -215,7 +247,7 @@ function pick<T>(items: readonly T[], oneBasedIndexes: readonly number[]): T[] {
   return oneBasedIndexes.map((i) => items[i - 1]).filter((item): item is T => item !== undefined);
 }
 
-function outcome(reply: BudgetReserveReply, windows: readonly WindowCounter[], keys: string[]): ReserveOutcome {
+function outcomeOf(reply: BudgetReserveReply, windows: readonly WindowCounter[], keys: string[]): ReserveOutcome {
   const [kind, ...numbers] = reply;
   const first = numbers[0] ?? 0;
   switch (kind) {

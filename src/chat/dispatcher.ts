@@ -1,5 +1,5 @@
+import type { RedisClient } from '../redis/connections.ts';
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { CompletionJob } from '../queue/completion-job.ts';
 import { errorToPayload, isTerminal, type CompletionEvent } from '../queue/completion-events.ts';
@@ -17,8 +17,8 @@ export interface Dispatch {
 
 /** How one job is queued. */
 export interface DispatchOptions {
-  /** BullMQ priority (1 first): the tenant's queue position, so that one tenant's burst waits behind others. */
-  priority: number;
+  /** The tenant's outstanding requests, this one included (its queue position). */
+  queued: number;
   /** An idempotent request: a client that goes away may resume it, so its job runs to the end. */
   resumable: boolean;
   /** The job was removed before any worker ran it (pickup deadline, or cancelled while waiting): undo what admission reserved. */
@@ -33,8 +33,23 @@ export interface DispatchDeadlines {
   requestTimeoutMs: number;
 }
 
+/** How jobs are queued: a tenant's requests beyond its first `fairShare` outstanding wait behind other tenants'. */
+export interface QueueingPolicy {
+  fairShare: number;
+}
+
 // BullMQ's largest priority (2^21); a queue position beyond it waits with the last.
 const MAX_PRIORITY = 2_097_152;
+
+/**
+ * BullMQ serves its wait list (plain jobs, FIFO) before any prioritized job, and a plain add
+ * costs RedisClient less. So a request within its tenant's fair share is added plain, and only one
+ * beyond it gets its queue position as priority: a tenant's burst then waits behind every
+ * other tenant's requests, and fairness costs something only when a tenant is over its share.
+ */
+export function jobPriority(queued: number, fairShare: number): number | undefined {
+  return queued <= fairShare ? undefined : Math.min(queued, MAX_PRIORITY);
+}
 
 function synthetic(error: GatewayError): CompletionEvent {
   return { seq: 0, type: 'error', payload: errorToPayload(error) };
@@ -45,19 +60,21 @@ function synthetic(error: GatewayError): CompletionEvent {
  * the process's reply channel, enforcing the pickup deadline and the request timeout.
  */
 export class CompletionDispatcher {
-  readonly #queue: Queue<CompletionJob>;
+  readonly #queues: ReadonlyArray<Queue<CompletionJob>>;
   readonly #replies: ReplyChannel;
-  readonly #commands: Redis;
+  readonly #commands: RedisClient;
   readonly #keys: RedisKeys;
   readonly #deadlines: DispatchDeadlines;
+  readonly #policy: QueueingPolicy;
   readonly #log: Logger;
 
-  constructor(options: { queue: Queue<CompletionJob>; replies: ReplyChannel; commands: Redis; keys: RedisKeys; deadlines: DispatchDeadlines; log: Logger }) {
-    this.#queue = options.queue;
+  constructor(options: { queues: ReadonlyArray<Queue<CompletionJob>>; replies: ReplyChannel; commands: RedisClient; keys: RedisKeys; deadlines: DispatchDeadlines; policy: QueueingPolicy; log: Logger }) {
+    this.#queues = options.queues;
     this.#replies = options.replies;
     this.#commands = options.commands;
     this.#keys = options.keys;
     this.#deadlines = options.deadlines;
+    this.#policy = options.policy;
     this.#log = options.log;
   }
 
@@ -73,7 +90,8 @@ export class CompletionDispatcher {
       subscription.close();
       events.close();
     };
-    const subscription = this.#replies.open(job.requestId, (event) => {
+    const queue = this.#queueOf(job.tenantId);
+    const subscription = this.#replies.open(job.tenantId, job.requestId, (event) => {
       started = true;
       events.push(event);
       if (isTerminal(event.type)) finish();
@@ -83,13 +101,14 @@ export class CompletionDispatcher {
       events.push(synthetic(error));
       finish();
     };
-    const pickup = setTimeout(() => void this.#onPickupDeadline(job.requestId, () => started || finished, subscription.probe, fail, options.onAbandoned), this.#deadlines.queueDeadlineMs);
+    const pickup = setTimeout(() => void this.#onPickupDeadline(queue, job.requestId, () => started || finished, subscription.probe, fail, options.onAbandoned), this.#deadlines.queueDeadlineMs);
     const overall = setTimeout(() => {
-      this.#cancel(job.requestId, options.onAbandoned);
+      this.#cancel(queue, job.requestId, options.onAbandoned);
       fail(new ProviderTimeoutError(`The request did not finish within ${this.#deadlines.requestTimeoutMs} ms.`));
     }, this.#deadlines.requestTimeoutMs);
     try {
-      await this.#queue.add('completion', job, { jobId: job.requestId, priority: Math.min(Math.max(1, options.priority), MAX_PRIORITY), removeOnComplete: true, removeOnFail: { age: 3600 } });
+      const priority = jobPriority(options.queued, this.#policy.fairShare);
+      await queue.add('completion', job, { jobId: job.requestId, ...(priority ? { priority } : {}), removeOnComplete: true, removeOnFail: { age: 3600 } });
     } catch (error) {
       finish();
       this.#log.error({ err: error, requestId: job.requestId }, 'enqueue failed');
@@ -100,16 +119,23 @@ export class CompletionDispatcher {
       cancel: () => {
         if (finished) return;
         finish();
-        if (!options.resumable) this.#cancel(job.requestId, options.onAbandoned);
+        if (!options.resumable) this.#cancel(queue, job.requestId, options.onAbandoned);
       },
     };
   }
 
-  async #onPickupDeadline(requestId: string, heard: () => boolean, probe: () => Promise<void>, fail: (error: GatewayError) => void, onAbandoned: () => void): Promise<void> {
+  /** The tenant's queue shard. */
+  #queueOf(tenantId: string): Queue<CompletionJob> {
+    const queue = this.#queues[this.#keys.shardOf(tenantId)];
+    if (!queue) throw new Error(`no queue for the shard of tenant '${tenantId}'`);
+    return queue;
+  }
+
+  async #onPickupDeadline(queue: Queue<CompletionJob>, requestId: string, heard: () => boolean, probe: () => Promise<void>, fail: (error: GatewayError) => void, onAbandoned: () => void): Promise<void> {
     await probe();
     if (heard()) return;
     // remove() refuses a locked (running) job, so a job a worker just took keeps running.
-    const removed = await this.#queue.remove(requestId).catch(() => 0);
+    const removed = await queue.remove(requestId).catch(() => 0);
     if (removed === 1) onAbandoned();
     if (removed === 1 && !heard()) {
       const retryAfter = Math.max(1, Math.ceil(this.#deadlines.queueDeadlineMs / 1000));
@@ -117,8 +143,8 @@ export class CompletionDispatcher {
     }
   }
 
-  #cancel(requestId: string, onAbandoned: () => void): void {
-    void this.#queue
+  #cancel(queue: Queue<CompletionJob>, requestId: string, onAbandoned: () => void): void {
+    void queue
       .remove(requestId)
       .then(async (removed) => {
         if (removed === 1) onAbandoned();

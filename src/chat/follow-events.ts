@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connections.ts';
 import type { RedisKeys } from '../redis/keys.ts';
 import { errorToPayload, isTerminal, parseEventLine } from '../queue/completion-events.ts';
 import { InternalError, ProviderTimeoutError } from '../errors/gateway-error.ts';
@@ -21,7 +21,8 @@ export interface FollowOptions {
  * stream, after `afterSeq`. Its live events go to another process's reply channel, so
  * this reads the stream until a terminal event: retries are rare, a poll is cheap.
  */
-export function followEvents(commands: Redis, keys: RedisKeys, requestId: string, afterSeq: number, options: FollowOptions): Dispatch {
+export function followEvents(commands: RedisClient, keys: RedisKeys, tenantId: string, requestId: string, afterSeq: number, options: FollowOptions): Dispatch {
+  const stream = keys.events(tenantId, requestId);
   const events = new EventQueue();
   const deadline = Date.now() + options.timeoutMs;
   let next = afterSeq + 1;
@@ -32,7 +33,7 @@ export function followEvents(commands: Redis, keys: RedisKeys, requestId: string
     events.close();
   };
   const poll = async () => {
-    const entries = await commands.xrange(keys.events(requestId), `0-${next}`, '+');
+    const entries = await commands.xrange(stream, `0-${next}`, '+');
     for (const [id, fields] of entries) {
       const event = parseEventLine(Number(id.slice(2)), fields[1] ?? '');
       if (!event || event.seq < next) continue;
@@ -42,7 +43,7 @@ export function followEvents(commands: Redis, keys: RedisKeys, requestId: string
     }
     if (options.finished) {
       // Everything was stored before the claim was completed; nothing more will come.
-      if (entries.length === 0 && (await commands.exists(keys.events(requestId))) === 0) return fail(new InternalError('The stored response of this request is no longer available.'));
+      if (entries.length === 0 && (await commands.exists(stream)) === 0) return fail(new InternalError('The stored response of this request is no longer available.'));
       return events.close();
     }
     if (Date.now() > deadline) return fail(new ProviderTimeoutError(`The request did not finish within ${options.timeoutMs} ms.`));

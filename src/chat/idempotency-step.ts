@@ -1,5 +1,5 @@
 import { IdempotencyKeyInvalidError, IdempotencyKeyReusedError, InvalidValueError } from '../errors/gateway-error.ts';
-import { requestFingerprint, type IdempotencyStore } from '../idempotency/idempotency-store.ts';
+import { requestFingerprint, type ClaimResult } from '../idempotency/idempotency-store.ts';
 
 /** The spec's limit on an Idempotency-Key. */
 const MAX_KEY_LENGTH = 255;
@@ -25,12 +25,16 @@ export function readLastEventId(header: string | string[] | undefined): number {
 /** What to do with a request that carries a key: run it, or relay the events of the request that owns the key. */
 export type IdempotencyDecision = { action: 'run' } | { action: 'relay'; requestId: string; finished: boolean };
 
+/** The fingerprint a claim stores: a retry must send the same body to the same route. */
+export function claimFingerprint(body: unknown): string {
+  return requestFingerprint({ path: '/v1/chat/completions', body });
+}
+
 /**
- * Claims the key for this request (scope: the tenant). A finished earlier request is
- * replayed, one in flight is joined; the same key with a different body is a 422.
+ * What the claim found (scope: the tenant): run this request, or relay an earlier one's
+ * events (replay a finished one, join one in flight); the same key with another body is a 422.
  */
-export async function claimIdempotencyKey(store: IdempotencyStore, tenantId: string, key: string, body: unknown, requestId: string): Promise<IdempotencyDecision> {
-  const claim = await store.claim(tenantId, key, requestFingerprint({ path: '/v1/chat/completions', body }), requestId);
+export function decideClaim(claim: ClaimResult): IdempotencyDecision {
   switch (claim.status) {
     case 'claimed':
       return { action: 'run' };

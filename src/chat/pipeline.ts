@@ -1,5 +1,5 @@
+import type { RedisClient } from '../redis/connections.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Redis } from 'ioredis';
 import type { Env } from '../config.ts';
 import type { CatalogFile } from '../catalog/schema.ts';
 import type { PromptCache } from '../prompts/prompt-cache.ts';
@@ -14,9 +14,10 @@ import { requestShape } from './request-shape.ts';
 import { resolvePrompt } from './resolve-prompt.ts';
 import { resolveModel } from './resolve-model.ts';
 import { readFeature } from './feature.ts';
-import { checkRateLimit, limitsOf } from './rate-limit-step.ts';
-import { claimIdempotencyKey, readIdempotencyKey, readLastEventId } from './idempotency-step.ts';
-import { estimateCostMicros, reserveBudget } from './budget-step.ts';
+import { limitsOf } from './rate-limit-step.ts';
+import { readIdempotencyKey, readLastEventId } from './idempotency-step.ts';
+import { estimateCostMicros, reservationOf } from './budget-step.ts';
+import { admitRequest } from './admission-step.ts';
 import { buildJob } from './build-job.ts';
 import { followEvents } from './follow-events.ts';
 import { relayJson } from './relay-json.ts';
@@ -36,7 +37,7 @@ export interface CompletionServices {
   ledger: BudgetLedger;
   idempotency: IdempotencyStore;
   dispatcher: CompletionDispatcher;
-  commands: Redis;
+  commands: RedisClient;
   keys: RedisKeys;
   replyChannel: string;
   sse: SseOptions;
@@ -53,12 +54,13 @@ function relay(request: FastifyRequest, reply: FastifyReply, dispatch: Dispatch,
   return stream ? relaySse(request, reply, dispatch, services.sse) : relayJson(reply, dispatch);
 }
 
-/** The PII step: the policy's outcome, audited (a block is audited, then thrown). */
+/**
+ * The PII step: the policy's outcome; a block is audited and thrown before admission, so that
+ * it costs RedisClient nothing. A mask or flag is audited once the request is admitted.
+ */
 function screenPii(services: CompletionServices, request: FastifyRequest, policy: TenantSettings['pii'], messages: ChatCompletionRequest['messages']) {
   try {
-    const outcome = applyPiiPolicy(policy, messages);
-    auditPii(services.audit, request, policy.mode, outcome.categories);
-    return outcome;
+    return applyPiiPolicy(policy, messages);
   } catch (error) {
     if (error instanceof PiiDetectedError) auditPii(services.audit, request, 'block', error.categories);
     throw error;
@@ -67,8 +69,8 @@ function screenPii(services: CompletionServices, request: FastifyRequest, policy
 
 /**
  * POST /v1/chat/completions after authentication and schema validation: resolve the prompt
- * and model, rate-limit, claim the idempotency key, reserve the budget, enqueue, relay.
- * Each step is one call (one Redis round trip for each of the three checks).
+ * and model, screen PII, admit (rate limits, idempotency claim and budget in one RedisClient round
+ * trip), enqueue, relay.
  */
 export async function handleCompletion(services: CompletionServices, request: FastifyRequest, body: ChatCompletionBody, reply: FastifyReply) {
   const { headers, principal } = request;
@@ -79,37 +81,33 @@ export async function handleCompletion(services: CompletionServices, request: Fa
   const resolved = resolveModel(services.catalog, resolvedChat);
   const settings = await services.settings.get(principal.tenantId);
   const promptTokens = resolved.promptTokens ?? Math.ceil(promptTokensUpperBound(resolvedChat.messages) / BYTES_PER_TOKEN);
-  await checkRateLimit(services.limiter, principal, promptTokens + (resolvedChat.max_completion_tokens ?? resolvedChat.max_tokens ?? 0), limitsOf(settings.plan, services.env), reply);
   const pii = screenPii(services, request, settings.pii, resolvedChat.messages);
   const chat = { ...resolvedChat, messages: pii.messages };
   const stream = chat.stream === true;
-  if (idempotencyKey) {
-    const decision = await claimIdempotencyKey(services.idempotency, principal.tenantId, idempotencyKey, body, request.id);
-    if (decision.action === 'relay') {
-      reply.header('idempotent-replayed', 'true');
-      const followed = followEvents(services.commands, services.keys, decision.requestId, lastEventId, { pollMs: 25, timeoutMs: services.env.REQUEST_TIMEOUT_MS, finished: decision.finished });
-      return relay(request, reply, followed, stream, services);
-    }
-  }
-  const release = () => {
-    if (idempotencyKey) void services.idempotency.release(principal.tenantId, idempotencyKey, request.id).catch((error: unknown) => request.log.warn({ err: error }, 'releasing the idempotency key failed'));
-  };
-  let reservation;
-  try {
-    reservation = await reserveBudget(services.ledger, settings, { tenantId: principal.tenantId, requestId: request.id, feature, estimateMicros: estimateCostMicros(chat, resolved, promptTokens), maxQueued: settings.plan?.maxQueued ?? services.env.TENANT_MAX_QUEUED });
-  } catch (error) {
-    release();
-    throw error;
+  const estimateMicros = estimateCostMicros(chat, resolved, promptTokens);
+  const admission = await admitRequest(services, {
+    principal,
+    tokens: promptTokens + (resolvedChat.max_completion_tokens ?? resolvedChat.max_tokens ?? 0),
+    limits: limitsOf(settings.plan, services.env),
+    idempotencyKey,
+    body,
+    reservation: reservationOf(settings, { tenantId: principal.tenantId, requestId: request.id, feature, estimateMicros, maxQueued: settings.plan?.maxQueued ?? services.env.TENANT_MAX_QUEUED }),
+  }, reply);
+  auditPii(services.audit, request, settings.pii.mode, pii.categories);
+  if (admission.action === 'relay') {
+    reply.header('idempotent-replayed', 'true');
+    const followed = followEvents(services.commands, services.keys, principal.tenantId, admission.requestId, lastEventId, { pollMs: 25, timeoutMs: services.env.REQUEST_TIMEOUT_MS, finished: admission.finished });
+    return relay(request, reply, followed, stream, services);
   }
   const claimKey = idempotencyKey ? services.idempotency.keyFor(principal.tenantId, idempotencyKey) : null;
-  const job = buildJob(request.id, principal, services.replyChannel, chat, resolved, { feature, prompt, piiFlags: pii.categories, idempotencyKey: claimKey, budgetKeys: reservation.keys });
+  const job = buildJob(request.id, principal, services.replyChannel, chat, resolved, { feature, prompt, piiFlags: pii.categories, idempotencyKey: claimKey, budgetKeys: admission.budgetKeys });
   const abandon = () => {
-    release();
-    void services.ledger.settle(principal.tenantId, request.id, reservation.keys, 0).catch((error: unknown) => request.log.warn({ err: error }, 'releasing the budget reservation failed'));
+    if (idempotencyKey) void services.idempotency.release(principal.tenantId, idempotencyKey, request.id).catch((error: unknown) => request.log.warn({ err: error }, 'releasing the idempotency key failed'));
+    void services.ledger.settle(principal.tenantId, request.id, admission.budgetKeys, 0).catch((error: unknown) => request.log.warn({ err: error }, 'releasing the budget reservation failed'));
   };
   let dispatch: Dispatch;
   try {
-    dispatch = await services.dispatcher.dispatch(job, { priority: reservation.queued, resumable: idempotencyKey !== null, onAbandoned: abandon });
+    dispatch = await services.dispatcher.dispatch(job, { queued: admission.queued, resumable: idempotencyKey !== null, onAbandoned: abandon });
   } catch (error) {
     abandon();
     throw error;

@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify';
 import type { Principal } from '../auth/roles.ts';
 import type { Env } from '../config.ts';
 import { RateLimitExceededError } from '../errors/gateway-error.ts';
-import { rateLimitHeaders, type RateLimiter, type RateLimits } from '../rate-limit/rate-limiter.ts';
+import { rateLimitHeaders, type RateCheck, type RateDecision, type RateLimits } from '../rate-limit/rate-limiter.ts';
 import type { TenantPlan } from '../store/repository.ts';
 
 // 0 in configuration or a plan means "no limit"; the limiter always checks, so give it one no request reaches.
@@ -21,18 +21,18 @@ export function limitsOf(plan: TenantPlan | null, env: Env): { tenant: RateLimit
   };
 }
 
-/**
- * Requests and tokens per minute, per key and per tenant, in one Redis call; sets the
- * `x-ratelimit-*` headers on every answer and throws 429 with Retry-After when over.
- */
-export async function checkRateLimit(limiter: RateLimiter, principal: Principal, tokens: number, limits: { tenant: RateLimits; key: RateLimits }, reply: FastifyReply): Promise<void> {
+/** The rate check of one request, or null for a tenant whose plan sets no limit at all (it costs Redis nothing). */
+export function rateCheckOf(principal: Principal, tokens: number, limits: { tenant: RateLimits; key: RateLimits }): RateCheck | null {
   const all = [limits.tenant.requestsPerMinute, limits.tenant.tokensPerMinute, limits.key.requestsPerMinute, limits.key.tokensPerMinute];
-  // A tenant whose plan sets no limit at all costs no Redis call (and gets no rate-limit headers).
-  if (all.every((value) => value === UNLIMITED)) return;
-  const decision = await limiter.check({ tenantId: principal.tenantId, keyId: principal.keyId, tokens, tenant: limits.tenant, key: limits.key });
+  if (all.every((value) => value === UNLIMITED)) return null;
+  return { tenantId: principal.tenantId, keyId: principal.keyId, tokens, tenant: limits.tenant, key: limits.key };
+}
+
+/** Sets the `x-ratelimit-*` headers of the decision; throws 429 with Retry-After when it refused. */
+export function applyRateDecision(check: RateCheck, decision: RateDecision, reply: FastifyReply): void {
   reply.headers(rateLimitHeaders(decision.headers));
   if (decision.ok) return;
-  const allowance = decision.scope === 'key' ? limits.key : limits.tenant;
+  const allowance = decision.scope === 'key' ? check.key : check.tenant;
   const perMinute = decision.dimension === 'requests' ? allowance.requestsPerMinute : allowance.tokensPerMinute;
   throw new RateLimitExceededError(`${perMinute} ${decision.dimension} per minute for this ${decision.scope === 'key' ? 'API key' : 'tenant'}`, decision.retryAfterSeconds);
 }

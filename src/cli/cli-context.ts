@@ -1,5 +1,5 @@
 /** What CLI commands work with: the store, and prompt administration wired for a process without a web tier. */
-import { Redis } from 'ioredis';
+import { connectRedis, type RedisClient, type RedisTarget } from '../redis/connections.ts';
 import type { CliConfig } from '../config.ts';
 import type { Repository } from '../store/repository.ts';
 import type { PromptAdminDeps } from '../prompts/prompt-admin.ts';
@@ -18,17 +18,17 @@ export interface CliContext {
   /** Audit events go straight to the store: the CLI has no outbox drainer behind it. */
   audit: AuditSink;
   promptAdmin(warn: (line: string) => void): Promise<PromptAdminDeps>;
-  /** Throws when REDIS_URL is not set. */
+  /** Throws when neither REDIS_URL nor REDIS_CLUSTER_NODES is set. */
   budgetAdmin(): BudgetAdminDeps;
   close(): Promise<void>;
 }
 
 /** Builds the context; Redis is connected only when a command invalidates caches. */
 export function createCliContext(repo: Repository, config: CliConfig): CliContext {
-  let redis: Redis | null = null;
-  const connect = () => (redis ??= new Redis(config.redisUrl as string, { maxRetriesPerRequest: 1 }));
-  const keys = createRedisKeys(config.redisPrefix);
-  const NO_REDIS = 'REDIS_URL is not set: web processes pick the change up within their cache TTL (5 s).';
+  let redis: Promise<RedisClient> | null = null;
+  const connect = (target: RedisTarget) => (redis ??= connectRedis(target, 'commands', 'gw-cli', () => undefined));
+  const keys = createRedisKeys(config.redisPrefix, config.queueShards);
+  const NO_REDIS = 'Neither REDIS_URL nor REDIS_CLUSTER_NODES is set: web processes pick the change up within their cache TTL (5 s).';
   const audit: AuditSink = async (event) => {
     await repo.audit.append([event]);
   };
@@ -43,24 +43,25 @@ export function createCliContext(repo: Repository, config: CliConfig): CliContex
         catalog,
         audit,
         invalidate: async (tenantId, name) => {
-          if (!config.redisUrl) return warn(NO_REDIS);
-          await connect().publish(keys.promptInvalidations, cacheKey(tenantId, name));
+          if (!config.redis) return warn(NO_REDIS);
+          await (await connect(config.redis)).publish(keys.promptInvalidations, cacheKey(tenantId, name));
         },
       };
     },
     budgetAdmin() {
       // A top-up must reach the live balance in Redis as well as the store, or it would not count until a rebuild.
-      if (!config.redisUrl) throw new Error('REDIS_URL must be set for budgets, credits and plans: they take effect through Redis.');
-      const ledger = new BudgetLedger({ redis: defineScripts(connect()), keys, spend: storeSpendSource(repo), reservationTtlMs: 60_000 });
+      const target = config.redis;
+      if (!target) throw new Error('REDIS_URL or REDIS_CLUSTER_NODES must be set for budgets, credits and plans: they take effect through Redis.');
+      const ledger = async () => new BudgetLedger({ redis: defineScripts(await connect(target)), keys, spend: storeSpendSource(repo), reservationTtlMs: 60_000 });
       return {
         repository: repo,
         audit,
-        creditRedis: (tenantId, amount) => ledger.topUp(tenantId, amount),
-        invalidate: async (tenantId) => void (await connect().publish(keys.settingsInvalidations, tenantId)),
+        creditRedis: async (tenantId, amount) => (await ledger()).topUp(tenantId, amount),
+        invalidate: async (tenantId) => void (await (await connect(target)).publish(keys.settingsInvalidations, tenantId)),
       };
     },
     async close() {
-      redis?.disconnect();
+      if (redis) (await redis.catch(() => null))?.disconnect();
       await repo.close();
     },
   };

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { RedisKeys } from '../redis/keys.ts';
-import type { ScriptedRedis } from '../redis/scripts.ts';
+import { admit, type ClaimPart, type ClaimReply, type ScriptedRedis } from '../redis/scripts.ts';
 
 /** What a claim found: the key is now ours, or held by an earlier request (finished or running), or reused for another body. */
 export type ClaimResult =
@@ -26,11 +26,14 @@ export class IdempotencyStore {
 
   /** Claims `key` for `requestId`; `fingerprint`: a hash of the canonical request (the caller computes it). */
   async claim(tenantId: string, key: string, fingerprint: string, requestId: string): Promise<ClaimResult> {
-    const args = [this.keyFor(tenantId, key), fingerprint, requestId, Math.floor(this.#now()), this.#ttlMs];
-    const [status, heldBy] = (await this.#redis.idempotencyClaim(...args)) as [string, string?];
-    if (status === 'claimed' || status === 'mismatch') return { status };
-    if ((status === 'completed' || status === 'in_flight') && heldBy !== undefined) return { status, requestId: heldBy };
-    throw new Error(`unexpected idempotency claim reply: ${status}`);
+    const reply = await admit(this.#redis, { nowMs: Math.floor(this.#now()), claim: this.part(tenantId, key, fingerprint, requestId) });
+    if (!reply.claim) throw new Error('the admission script did not reach the claim');
+    return claimResult(reply.claim);
+  }
+
+  /** The claim as the idempotency part of an admission script call (with the rate limits and the budget). */
+  part(tenantId: string, key: string, fingerprint: string, requestId: string): ClaimPart {
+    return { key: this.keyFor(tenantId, key), fingerprint, requestId, ttlMs: this.#ttlMs };
   }
 
   /** The owner finished: later claims replay it. Only the owner (requestId) can complete. */
@@ -48,6 +51,14 @@ export class IdempotencyStore {
     // The client's key may be any 255 characters: hashing keeps the Redis key short and free of ':' and '{'.
     return this.#keys.idempotency(tenantId, createHash('sha256').update(key).digest('hex'));
   }
+}
+
+/** What a claim part's reply means. */
+export function claimResult(reply: ClaimReply): ClaimResult {
+  const [status, heldBy] = reply;
+  if (status === 'claimed' || status === 'mismatch') return { status };
+  if ((status === 'completed' || status === 'in_flight') && heldBy !== undefined) return { status, requestId: heldBy };
+  throw new Error(`unexpected idempotency claim reply: ${status}`);
 }
 
 /** Marks the claim completed if `requestId` owns it (worker side: needs only the claim's Redis key). */

@@ -52,17 +52,25 @@ export class OutboxDrainer {
     await this.#running;
   }
 
-  /** Writes one batch; returns how many records it took (0 when the outbox is empty). Throws if the store failed. */
+  /** Writes one batch of every shard's outbox; returns how many records it took (0 when all are empty). Throws if the store failed. */
   async drainOnce(): Promise<number> {
-    const taken = await outboxTake(this.#redis, this.#keys.outboxItems, this.#keys.outboxLeases, this.#options.batchSize, Date.now(), this.#options.leaseMs);
+    let drained = 0;
+    for (let shard = 0; shard < this.#keys.queueShards; shard++) drained += await this.#drainShard(shard);
+    return drained;
+  }
+
+  async #drainShard(shard: number): Promise<number> {
+    const items = this.#keys.outboxItems(shard);
+    const leases = this.#keys.outboxLeases(shard);
+    const taken = await outboxTake(this.#redis, items, leases, this.#options.batchSize, Date.now(), this.#options.leaseMs);
     if (taken.length === 0) return 0;
     try {
       await this.#write(taken);
     } catch (error) {
-      await outboxRelease(this.#redis, this.#keys.outboxItems, this.#keys.outboxLeases, taken);
+      await outboxRelease(this.#redis, items, leases, taken);
       throw error;
     }
-    await this.#redis.zrem(this.#keys.outboxLeases, ...taken);
+    await this.#redis.zrem(leases, ...taken);
     return taken.length;
   }
 

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connections.ts';
 import type { AuditEventInput, UsageRecord } from '../store/repository.ts';
 import type { RedisKeys } from '../redis/keys.ts';
 
@@ -20,20 +20,20 @@ export function decodeOutboxRecord(text: string): OutboxRecord {
 }
 
 /**
- * The write side of the outbox: usage records and audit events go to a Redis list first,
+ * The write side of the outbox: usage records and audit events go to a RedisClient list first,
  * so that a store outage delays them instead of losing them (DESIGN.md, Storage).
  */
 export class Outbox {
-  readonly #redis: Redis;
-  readonly #key: string;
+  readonly #redis: RedisClient;
+  readonly #keys: RedisKeys;
 
-  constructor(redis: Redis, keys: RedisKeys) {
+  constructor(redis: RedisClient, keys: RedisKeys) {
     this.#redis = redis;
-    this.#key = keys.outboxItems;
+    this.#keys = keys;
   }
 
-  /** Queues records for the store, in order. */
-  async push(...records: OutboxRecord[]): Promise<void> {
-    if (records.length > 0) await this.#redis.lpush(this.#key, ...records.map(encodeOutboxRecord));
+  /** Queues a tenant's records for the store, in order, on its queue shard's outbox (one hot list per shard, not one in all). */
+  async push(tenantId: string, ...records: OutboxRecord[]): Promise<void> {
+    if (records.length > 0) await this.#redis.lpush(this.#keys.outboxItems(this.#keys.shardOf(tenantId)), ...records.map(encodeOutboxRecord));
   }
 }

@@ -29,6 +29,11 @@ export function parseEventLine(seq: number, line: string): CompletionEvent | nul
   return { seq, type: type as CompletionEventType, payload: space < 0 ? '' : line.slice(space + 1) };
 }
 
+/** A reply-channel message: the request id, then one `<seq> <line>` per event (payloads are JSON: no newline). */
+export function encodeReplyMessage(requestId: string, events: ReadonlyArray<{ seq: number; line: string }>): string {
+  return [requestId, ...events.map((event) => `${event.seq} ${event.line}`)].join('\n');
+}
+
 /** Parses a reply-channel message: the request id, then one `<seq> <type> <payload>` line per event. */
 export function parseReplyMessage(message: string): { requestId: string; events: CompletionEvent[] } {
   const lines = message.split('\n');

@@ -1,5 +1,5 @@
 import type { RedisKeys } from '../redis/keys.ts';
-import type { ScriptedRedis } from '../redis/scripts.ts';
+import { admit, type RatePart, type RateReply, type ScriptedRedis } from '../redis/scripts.ts';
 
 /** Allowances per minute of an API key or of a tenant. */
 export interface RateLimits {
@@ -52,7 +52,7 @@ const WINDOW_MS = 60_000;
 // A request larger than a whole minute's allowance can never pass; a minute is the honest wait.
 const NEVER_RETRY_AFTER_SECONDS = 60;
 
-// Order of KEYS in rate-limit-4.lua.
+// Order of the buckets in admit-n.lua's rate part.
 const BUCKETS: ReadonlyArray<{ scope: RateScope; dimension: RateDimension }> = [
   { scope: 'key', dimension: 'requests' },
   { scope: 'key', dimension: 'tokens' },
@@ -74,17 +74,29 @@ export class RateLimiter {
 
   /** Admits and charges the request in all four buckets, or refuses it and charges none. */
   async check(input: RateCheck): Promise<RateDecision> {
+    const reply = await admit(this.#redis, { nowMs: Math.floor(this.#now()), rate: this.part(input) });
+    if (!reply.rate) throw new Error('the admission script did not reach the rate limits');
+    return this.decide(input, reply.rate);
+  }
+
+  /** The check as the rate part of an admission script call (with the idempotency claim and the budget). */
+  part(input: RateCheck): RatePart {
     const tokens = Math.ceil(input.tokens);
     if (!Number.isSafeInteger(tokens) || tokens < 0) throw new RangeError(`invalid token estimate: ${input.tokens}`);
-    const limits = BUCKETS.map(({ scope, dimension }) => limitOf(input[scope], dimension));
-    const costs = BUCKETS.map(({ dimension }) => (dimension === 'requests' ? 1 : tokens));
-    const keys = BUCKETS.map(({ scope, dimension }) =>
-      scope === 'key' ? this.#keys.keyRate(input.tenantId, input.keyId, dimension) : this.#keys.tenantRate(input.tenantId, dimension),
-    );
-    const reply = await runRateLimit(this.#redis, keys, Math.floor(this.#now()), limits, costs);
+    return {
+      hash: this.#keys.rate(input.tenantId),
+      keyField: `k:${input.keyId}`,
+      windowMs: WINDOW_MS,
+      limits: BUCKETS.map(({ scope, dimension }) => limitOf(input[scope], dimension)),
+      costs: BUCKETS.map(({ dimension }) => (dimension === 'requests' ? 1 : tokens)),
+    };
+  }
+
+  /** The decision the rate part's reply stands for. */
+  decide(input: RateCheck, reply: RateReply): RateDecision {
     const states = BUCKETS.map((bucket, i) => ({
       ...bucket,
-      limit: limits[i] ?? 0,
+      limit: limitOf(input[bucket.scope], bucket.dimension),
       remaining: Math.max(0, reply[1 + 3 * i] ?? 0),
       resetMs: reply[2 + 3 * i] ?? 0,
       waitMs: reply[3 + 3 * i] ?? 0,
@@ -93,11 +105,6 @@ export class RateLimiter {
     if (reply[0] === 1) return { ok: true, headers };
     return { ok: false, ...refusal(states), headers };
   }
-}
-
-/** Runs rate-limit-4.lua: KEYS in BUCKETS order, then now, window, limits and costs. */
-async function runRateLimit(redis: ScriptedRedis, keys: readonly string[], now: number, limits: readonly number[], costs: readonly number[]): Promise<number[]> {
-  return (await redis.rateLimit(...keys, now, WINDOW_MS, ...limits, ...costs)) as number[];
 }
 
 function limitOf(limits: RateLimits, dimension: RateDimension): number {

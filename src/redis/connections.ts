@@ -1,4 +1,10 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+
+/** A connection to one Redis or to a Redis Cluster; every key a command or script names is in one slot. */
+export type RedisClient = Redis | Cluster;
+
+/** Where Redis is: one server (REDIS_URL), or a Redis Cluster by its seed nodes (REDIS_CLUSTER_NODES). */
+export type RedisTarget = { kind: 'single'; url: string } | { kind: 'cluster'; nodes: ReadonlyArray<{ host: string; port: number }> };
 
 /**
  * How a connection is used decides its options:
@@ -14,9 +20,25 @@ const OPTIONS: Record<ConnectionRole, RedisOptions> = {
   blocking: { maxRetriesPerRequest: null },
 };
 
-/** Opens a connection and waits until it is ready; connection errors after that go to `onError` (ioredis reconnects). */
-export async function connectRedis(url: string, role: ConnectionRole, name: string, onError: (error: Error) => void): Promise<Redis> {
-  const redis = new Redis(url, { ...OPTIONS[role], connectionName: name, lazyConnect: true });
+/**
+ * Opens a connection and waits until it is ready; connection errors after that go to `onError`
+ * (ioredis reconnects). On a cluster, the role's options apply to every node's connection, and
+ * sharded pub/sub gets a subscriber per master, so a reply channel's messages stay on its node.
+ */
+export async function connectRedis(target: RedisTarget, role: ConnectionRole, name: string, onError: (error: Error) => void): Promise<RedisClient> {
+  const { enableOfflineQueue, enableAutoPipelining, ...nodeOptions } = OPTIONS[role];
+  const redis =
+    target.kind === 'single'
+      ? new Redis(target.url, { ...OPTIONS[role], connectionName: name, lazyConnect: true })
+      : new Cluster([...target.nodes], {
+          lazyConnect: true,
+          enableOfflineQueue: enableOfflineQueue ?? true,
+          enableAutoPipelining: enableAutoPipelining ?? false,
+          shardedSubscribers: role === 'subscriber',
+          // A restarted master comes back at its address; reconnect to it rather than wait for a MOVED.
+          clusterNodeRetryStrategy: (times) => Math.min(100 * times, 2_000),
+          redisOptions: { ...nodeOptions, connectionName: name },
+        });
   await redis.connect();
   redis.on('error', onError);
   return redis;
@@ -24,13 +46,16 @@ export async function connectRedis(url: string, role: ConnectionRole, name: stri
 
 /**
  * Refuses to run on a Redis that may evict keys: an evicted queue or counter key is lost
- * work or lost money (DESIGN.md, BullMQ pitfalls).
+ * work or lost money (DESIGN.md, BullMQ pitfalls). On a cluster every master is asked.
  */
-export async function assertNoEviction(redis: Redis): Promise<void> {
-  const info = await redis.info('memory');
-  const policy = /maxmemory_policy:(\S+)/.exec(info)?.[1];
-  if (policy && policy !== 'noeviction') {
-    throw new Error(`Redis maxmemory-policy is '${policy}'; the gateway needs 'noeviction' (set it with CONFIG SET maxmemory-policy noeviction).`);
+export async function assertNoEviction(redis: RedisClient): Promise<void> {
+  const servers = redis instanceof Cluster ? redis.nodes('master') : [redis];
+  for (const server of servers) {
+    const info = await server.info('memory');
+    const policy = /maxmemory_policy:(\S+)/.exec(info)?.[1];
+    if (policy && policy !== 'noeviction') {
+      throw new Error(`Redis maxmemory-policy is '${policy}' on ${server.options.host}:${server.options.port}; the gateway needs 'noeviction' (set it with CONFIG SET maxmemory-policy noeviction).`);
+    }
   }
 }
 
@@ -38,7 +63,7 @@ export async function assertNoEviction(redis: Redis): Promise<void> {
  * Closes connections politely when Redis answers, and drops them when it does not
  * within `ms`: a process must be able to stop during a Redis outage.
  */
-export async function closeRedis(connections: readonly Redis[], ms = 1000): Promise<void> {
+export async function closeRedis(connections: readonly RedisClient[], ms = 1000): Promise<void> {
   await Promise.all(
     connections.map(async (redis) => {
       await boundedWait(redis.quit(), ms);
@@ -56,7 +81,9 @@ export async function boundedWait(work: Promise<unknown>, ms = 1000): Promise<vo
 
 // ioredis reports an unreachable server with these messages (and MaxRetriesPerRequestError);
 // it has no common class for them.
-const UNAVAILABLE = /Stream isn't writeable|Connection is closed|ECONNREFUSED|ECONNRESET|ETIMEDOUT|max retries per request/i;
+// On a cluster, a master that is down or failing over answers CLUSTERDOWN, or ioredis has no
+// connection for the slot yet.
+const UNAVAILABLE = /Stream isn't writeable|Connection is closed|ECONNREFUSED|ECONNRESET|ETIMEDOUT|max retries per request|CLUSTERDOWN|TRYAGAIN|Failed to refresh slots cache|None of startup nodes is available|Cluster isn't ready/i;
 
 /** Whether an error means Redis cannot be reached (a 503 for the client, not a 500). */
 export function isRedisUnavailable(error: unknown): boolean {

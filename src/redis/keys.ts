@@ -1,29 +1,32 @@
 /**
  * Every Redis key and channel name the gateway uses, built in one place.
- * Keys that a Lua script touches together share a hash tag, so the layout already
- * works on Redis Cluster (DESIGN.md, "Scale-out").
+ * Keys that a Lua script touches together share a hash tag, so that on a Redis Cluster
+ * every script runs on one slot (DESIGN.md, "Scale-out"): a tenant's keys are `gw:{tenant}:…`,
+ * queue shard k's are `{gw:qk}:…`.
  */
 export interface RedisKeys {
-  /** BullMQ prefix: the whole queue lives in one slot. */
-  readonly queuePrefix: string;
+  /** How many queue shards there are (QUEUE_SHARDS). */
+  readonly queueShards: number;
+  /** The queue shard that carries a tenant's jobs and outbox records: its fairness and caps stay on one shard. */
+  shardOf(tenantId: string): number;
+  /** BullMQ prefix of one queue shard: the whole shard lives in one slot. */
+  queuePrefix(shard: number): string;
   /** Pub/sub channel of one web process; workers publish a request's events there. */
   replyChannel(instanceId: string): string;
   /** Pub/sub channel on which web processes ask workers to cancel a running job. */
   readonly cancelChannel: string;
-  /** The request's event log (Redis Stream), for gap repair and replay. */
-  events(requestId: string): string;
-  /** Records waiting to be written to the store (a list: producers LPUSH, drainers take from the right). */
-  readonly outboxItems: string;
-  /** Records a drainer has taken and not yet acknowledged (a sorted set scored by the time taken). */
-  readonly outboxLeases: string;
+  /** The request's event log (Redis Stream), for gap repair and replay; in its tenant's slot, so its last write joins the settlement. */
+  events(tenantId: string, requestId: string): string;
+  /** One shard's records waiting to be written to the store (a list: producers LPUSH, drainers take from the right). */
+  outboxItems(shard: number): string;
+  /** One shard's records a drainer has taken and not yet acknowledged (a sorted set scored by the time taken). */
+  outboxLeases(shard: number): string;
   /** Pub/sub channel announcing a prompt activation (`<tenant>\n<name>`), so caches drop it. */
   readonly promptInvalidations: string;
   /** Pub/sub channel announcing a change of a tenant's budgets, credits or plan (the tenant id). */
   readonly settingsInvalidations: string;
-  /** GCRA bucket of one API key in one dimension (hash: level, at). */
-  keyRate(tenantId: string, keyId: string, dimension: 'requests' | 'tokens'): string;
-  /** GCRA bucket of a whole tenant in one dimension (hash: level, at). */
-  tenantRate(tenantId: string, dimension: 'requests' | 'tokens'): string;
+  /** The tenant's GCRA buckets: one hash field for the tenant and one per API key, each holding both dimensions. */
+  rate(tenantId: string): string;
   /** Idempotency claim of one tenant, by the SHA-256 (hex) of the client's key (hash: fingerprint, requestId, state, expiresAt). */
   idempotency(tenantId: string, keyDigest: string): string;
   /** One window of a budget policy (hash: spent, reserved, r:<requestId>). */
@@ -40,19 +43,32 @@ export interface RedisKeys {
   settled(tenantId: string, requestId: string): string;
 }
 
-/** Builds the key names for one deployment prefix. */
-export function createRedisKeys(prefix: string): RedisKeys {
+/** FNV-1a, 32 bits: a stable spread of tenant ids over shards, the same in every process. */
+function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
+/** Builds the key names for one deployment prefix and number of queue shards. */
+export function createRedisKeys(prefix: string, queueShards = 1): RedisKeys {
+  if (!Number.isSafeInteger(queueShards) || queueShards < 1) throw new RangeError(`invalid number of queue shards: ${queueShards}`);
+  const shardTag = (shard: number) => `{${prefix}:q${shard}}`;
   return Object.freeze({
-    queuePrefix: `{${prefix}}`,
+    queueShards,
+    shardOf: (tenantId: string) => (queueShards === 1 ? 0 : fnv1a(tenantId) % queueShards),
+    queuePrefix: shardTag,
     replyChannel: (instanceId: string) => `${prefix}:reply:${instanceId}`,
     cancelChannel: `${prefix}:cancel`,
-    events: (requestId: string) => `${prefix}:{${requestId}}:events`,
-    outboxItems: `${prefix}:{outbox}:items`,
-    outboxLeases: `${prefix}:{outbox}:leases`,
+    events: (tenantId: string, requestId: string) => `${prefix}:{${tenantId}}:ev:${requestId}`,
+    outboxItems: (shard: number) => `${shardTag(shard)}:outbox:items`,
+    outboxLeases: (shard: number) => `${shardTag(shard)}:outbox:leases`,
     promptInvalidations: `${prefix}:invalidate:prompts`,
     settingsInvalidations: `${prefix}:invalidate:settings`,
-    keyRate: (tenantId: string, keyId: string, dimension: string) => `${prefix}:{${tenantId}}:rate:key:${keyId}:${dimension}`,
-    tenantRate: (tenantId: string, dimension: string) => `${prefix}:{${tenantId}}:rate:tenant:${dimension}`,
+    rate: (tenantId: string) => `${prefix}:{${tenantId}}:rate`,
     idempotency: (tenantId: string, keyDigest: string) => `${prefix}:{${tenantId}}:idem:${keyDigest}`,
     budgetWindow: (tenantId: string, policyId: string, windowStartMs: number) => `${prefix}:{${tenantId}}:budget:${policyId}:${windowStartMs}`,
     budgetExpiries: (tenantId: string, policyId: string, windowStartMs: number) => `${prefix}:{${tenantId}}:budget-exp:${policyId}:${windowStartMs}`,
@@ -63,5 +79,12 @@ export function createRedisKeys(prefix: string): RedisKeys {
   });
 }
 
-/** Name of the BullMQ queue that carries completion jobs. */
+/** Name of the BullMQ queue that carries completion jobs (one per shard, each under its own prefix). */
 export const COMPLETION_QUEUE = 'completions';
+
+/**
+ * BullMQ appends a few entries per job to each queue's event stream (added, waiting, active,
+ * completed) and keeps 10,000 by default. Nothing here reads them (no QueueEvents), so keep
+ * few: memory, and the trimming each finished job does, stay small.
+ */
+export const QUEUE_EVENTS_MAX_LEN = 100;

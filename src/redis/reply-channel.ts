@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connections.ts';
 import type { Logger } from 'pino';
 import { parseEventLine, parseReplyMessage, isTerminal, type CompletionEvent } from '../queue/completion-events.ts';
 import type { RedisKeys } from './keys.ts';
@@ -15,6 +15,7 @@ export interface ReplySubscription {
 }
 
 interface Pending {
+  tenantId: string;
   requestId: string;
   sink: EventSink;
   next: number;
@@ -26,21 +27,22 @@ interface Pending {
 
 /**
  * The web process's one subscription (made at boot) on which workers publish events
- * for every request this process waits for. Pub/sub is at-most-once, so every event
- * carries a sequence number and is also in the request's Redis Stream: a gap, a
+ * for every request this process waits for. It is a sharded channel (SSUBSCRIBE): on a
+ * RedisClient Cluster a message goes to the one node that owns the channel, not to every node. Pub/sub is at-most-once, so every event
+ * carries a sequence number and is also in the request's RedisClient Stream: a gap, a
  * reconnect or a long silence makes us read the stream instead of trusting the channel.
  */
 export class ReplyChannel {
   readonly channel: string;
-  readonly #subscriber: Redis;
-  readonly #commands: Redis;
+  readonly #subscriber: RedisClient;
+  readonly #commands: RedisClient;
   readonly #keys: RedisKeys;
   readonly #log: Logger;
   readonly #silenceMs: number;
   readonly #pending = new Map<string, Pending>();
   #timer: NodeJS.Timeout | null = null;
 
-  constructor(options: { subscriber: Redis; commands: Redis; keys: RedisKeys; instanceId: string; silenceMs: number; log: Logger }) {
+  constructor(options: { subscriber: RedisClient; commands: RedisClient; keys: RedisKeys; instanceId: string; silenceMs: number; log: Logger }) {
     this.#subscriber = options.subscriber;
     this.#commands = options.commands;
     this.#keys = options.keys;
@@ -51,12 +53,12 @@ export class ReplyChannel {
 
   /** Subscribes once for the life of the process. */
   async start(): Promise<void> {
-    this.#subscriber.on('message', (channel: string, message: string) => {
+    this.#subscriber.on('smessage', (channel: string, message: string) => {
       if (channel === this.channel) this.#onMessage(message);
     });
     // After a reconnect, messages published while we were away are only in the streams.
     this.#subscriber.on('ready', () => this.#repairAll(0));
-    await this.#subscriber.subscribe(this.channel);
+    await this.#subscriber.ssubscribe(this.channel);
     this.#timer = setInterval(() => this.#repairAll(this.#silenceMs), Math.max(50, this.#silenceMs / 2));
     this.#timer.unref();
   }
@@ -67,8 +69,8 @@ export class ReplyChannel {
   }
 
   /** Registers a request before its job is enqueued, so that no event can arrive unseen. */
-  open(requestId: string, sink: EventSink): ReplySubscription {
-    const pending: Pending = { requestId, sink, next: 1, early: new Map(), lastEventAt: Date.now(), repairing: null, closed: false };
+  open(tenantId: string, requestId: string, sink: EventSink): ReplySubscription {
+    const pending: Pending = { tenantId, requestId, sink, next: 1, early: new Map(), lastEventAt: Date.now(), repairing: null, closed: false };
     this.#pending.set(requestId, pending);
     return {
       probe: () => this.#repair(pending),
@@ -80,7 +82,7 @@ export class ReplyChannel {
   async stop(): Promise<void> {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
-    await this.#subscriber.unsubscribe(this.channel).catch(() => undefined);
+    await this.#subscriber.sunsubscribe(this.channel).catch(() => undefined);
   }
 
   #onMessage(message: string): void {
@@ -135,7 +137,7 @@ export class ReplyChannel {
 
   async #readStream(pending: Pending): Promise<void> {
     try {
-      const entries = await this.#commands.xrange(this.#keys.events(pending.requestId), `0-${pending.next}`, '+');
+      const entries = await this.#commands.xrange(this.#keys.events(pending.tenantId, pending.requestId), `0-${pending.next}`, '+');
       for (const [id, fields] of entries) {
         const event = parseEventLine(Number(id.slice(2)), fields[1] ?? '');
         if (event) this.#accept(pending, event);

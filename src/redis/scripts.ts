@@ -1,36 +1,49 @@
+import type { RedisClient } from './connections.ts';
 import { readFileSync } from 'node:fs';
-import type { Redis } from 'ioredis';
 
 /** The Lua scripts of src/redis/scripts/, as `<name>-<numberOfKeys>.lua` (`-n`: the caller passes the count first). */
 const SCRIPTS = {
-  publishEvents: 'publish-events-1.lua',
+  admit: 'admit-n.lua',
+  finishRequest: 'finish-request-n.lua',
   outboxTake: 'outbox-take-2.lua',
   outboxRelease: 'outbox-release-2.lua',
-  budgetReserve: 'budget-reserve-n.lua',
   budgetSettle: 'budget-settle-n.lua',
   budgetPeek: 'budget-peek-n.lua',
   budgetSeed: 'budget-seed-1.lua',
   creditTopUp: 'credit-top-up-1.lua',
-  rateLimit: 'rate-limit-4.lua',
-  idempotencyClaim: 'idempotency-claim-1.lua',
   idempotencyComplete: 'idempotency-complete-1.lua',
   idempotencyRelease: 'idempotency-release-1.lua',
 } as const;
 
 type ScriptName = keyof typeof SCRIPTS;
 
-/** An ioredis client with the gateway's scripts defined on it. */
-export type ScriptedRedis = Redis & Record<ScriptName, (...args: Array<string | number>) => Promise<unknown>>;
+/** An ioredis client (one Redis or a cluster) with the gateway's scripts defined on it. */
+export type ScriptedRedis<Client extends RedisClient = RedisClient> = Client & Record<ScriptName, (...args: Array<string | number>) => Promise<unknown>>;
+
+const INCLUDE = /^-- #include (\w[\w-]*)$/gm;
+
+/**
+ * A script's source with its `-- #include <name>` lines replaced by src/redis/scripts/lib/<name>.lua
+ * (each once, recursively): RedisClient has no modules, and scripts that share a step must not copy it.
+ */
+export function scriptSource(file: string, included = new Set<string>()): string {
+  const lua = readFileSync(new URL(`./scripts/${file}`, import.meta.url), 'utf8');
+  return lua.replace(INCLUDE, (_, name: string) => {
+    if (included.has(name)) return '';
+    included.add(name);
+    return scriptSource(`${name}.inc.lua`, included).trimEnd();
+  });
+}
 
 /** Defines every script on the client (EVALSHA with EVAL fallback, done by ioredis). */
-export function defineScripts(redis: Redis): ScriptedRedis {
+export function defineScripts<Client extends RedisClient>(redis: Client): ScriptedRedis<Client> {
   for (const [name, file] of Object.entries(SCRIPTS)) {
     if (name in redis) continue;
     const count = /-(\d+|n)\.lua$/.exec(file)?.[1];
-    const lua = readFileSync(new URL(`./scripts/${file}`, import.meta.url), 'utf8');
+    const lua = scriptSource(file);
     redis.defineCommand(name, count === 'n' ? { lua } : { numberOfKeys: Number(count), lua });
   }
-  return redis as ScriptedRedis;
+  return redis as ScriptedRedis<Client>;
 }
 
 /** One event to append and publish: its sequence number and its line (`<type> <payload>`). */
@@ -39,18 +52,27 @@ export interface EventLine {
   line: string;
 }
 
-/** Appends events to the request's stream and publishes them to the reply channel, atomically. */
-export async function publishEvents(
-  redis: ScriptedRedis,
-  streamKey: string,
-  channel: string,
-  ttlMs: number,
-  requestId: string,
-  events: readonly EventLine[],
-): Promise<void> {
-  const args: Array<string | number> = [streamKey, channel, ttlMs, requestId];
-  for (const event of events) args.push(event.seq, event.line);
-  await redis.publishEvents(...args);
+/** A reservation to settle: what budget-settle-n.lua and finish-request-n.lua need. */
+export interface Settlement {
+  marker: string;
+  /** The tenant's outstanding set, then the counter pairs (the credit account last when `lastIsCredit`). */
+  keys: readonly string[];
+  requestId: string;
+  actualMicros: number;
+  markerTtlMs: number;
+  lastIsCredit: boolean;
+}
+
+/** What becomes of a request's idempotency claim when it ends. */
+export type ClaimEnding = { key: string; action: 'complete' | 'release' } | null;
+
+/** Appends the request's last events, sets the stream's final lifetime, settles and ends the claim, in one call; true when settled now. */
+export async function finishRequest(redis: ScriptedRedis, input: { streamKey: string; ttlMs: number; events: readonly EventLine[]; settlement: Settlement; claim: ClaimEnding }): Promise<boolean> {
+  const { settlement, claim } = input;
+  const keys = [input.streamKey, settlement.marker, ...settlement.keys, ...(claim ? [claim.key] : [])];
+  const args: Array<string | number> = [input.ttlMs, settlement.requestId, settlement.actualMicros, settlement.markerTtlMs, settlement.lastIsCredit ? 1 : 0, claim?.action ?? 'none'];
+  for (const event of input.events) args.push(event.seq, event.line);
+  return (await redis.finishRequest(keys.length, ...keys, ...args)) === 1;
 }
 
 /** Leases up to `max` outbox records (expired leases first); oldest first. */
@@ -69,39 +91,93 @@ export interface BudgetCounterKeys {
   expiries: string;
 }
 
-/** Reply of budget-reserve-n.lua: ok|queue_full + outstanding, budget + window index, credit + available, missing + counter indexes (1-based). */
-export type BudgetReserveReply = ['ok' | 'queue_full' | 'budget' | 'credit' | 'missing', ...number[]];
+/** The rate-limit part of an admission: four GCRA buckets (key requests, key tokens, tenant requests, tenant tokens). */
+export interface RatePart {
+  /** The tenant's rate hash. */
+  hash: string;
+  /** The API key's field in it. */
+  keyField: string;
+  windowMs: number;
+  /** Units per window and this request's cost, each in bucket order. */
+  limits: readonly number[];
+  costs: readonly number[];
+}
 
-/** Input of budgetReserve; the credit counter, when given, comes after the windows. */
-export interface BudgetReserveInput {
+/** The idempotency part of an admission: claim `key` for `requestId` unless an unexpired claim holds it. */
+export interface ClaimPart {
+  key: string;
+  fingerprint: string;
+  requestId: string;
+  ttlMs: number;
+}
+
+/** The budget part of an admission: reserve the estimate in every window, the credit account and the tenant's queue. */
+export interface ReservePart {
   outstanding: string;
   windows: ReadonlyArray<BudgetCounterKeys & { limitMicros: number; keepMs: number }>;
   credit: BudgetCounterKeys | null;
   requestId: string;
   estimateMicros: number;
-  nowMs: number;
   expiresAtMs: number;
   /** -1: no cap. */
   maxQueued: number;
 }
 
-/** Reaps expired reservations, then reserves in every counter and the queue, or in none. */
-export async function budgetReserve(redis: ScriptedRedis, input: BudgetReserveInput): Promise<BudgetReserveReply> {
-  const counters = input.credit ? [...input.windows, input.credit] : input.windows;
-  const keys = [input.outstanding, ...counters.flatMap((c) => [c.hash, c.expiries])];
-  const args = [input.nowMs, input.requestId, input.estimateMicros, input.expiresAtMs, input.maxQueued, input.windows.length, input.credit ? 1 : 0];
-  for (const window of input.windows) args.push(window.limitMicros, window.keepMs);
-  return (await redis.budgetReserve(keys.length, ...keys, ...args)) as BudgetReserveReply;
+/** Reply of the rate part: admitted (1|0), then per bucket in order: remaining units, ms until full, ms to wait (-1: never). */
+export type RateReply = number[];
+
+/** Reply of the claim part. */
+export type ClaimReply = ['claimed'] | ['in_flight' | 'completed', string] | ['mismatch'];
+
+/** Reply of the budget part: ok|queue_full + outstanding, budget + window indexes, credit + available, missing + counter indexes (1-based). */
+export type BudgetReserveReply = ['ok' | 'queue_full' | 'budget' | 'credit' | 'missing', ...number[]];
+
+/** One admission: the parts to check, in one script call on the tenant's slot. */
+export interface AdmitInput {
+  nowMs: number;
+  rate?: RatePart | undefined;
+  claim?: ClaimPart | undefined;
+  reserve?: ReservePart | undefined;
+}
+
+/** What each part answered; null for a part not sent or not reached (an earlier part refused). */
+export interface AdmitReply {
+  rate: RateReply | null;
+  claim: ClaimReply | null;
+  reserve: BudgetReserveReply | null;
+}
+
+/** Runs admit-n.lua: rate limits, then the idempotency claim, then the reservation; see the script for what each refusal leaves written. */
+export async function admit(redis: ScriptedRedis, input: AdmitInput): Promise<AdmitReply> {
+  const keys: string[] = [];
+  const args: Array<string | number> = [];
+  let parts = '';
+  const { rate, claim, reserve } = input;
+  if (rate) {
+    parts += 'r';
+    keys.push(rate.hash);
+    args.push(rate.windowMs, rate.keyField, ...rate.limits, ...rate.costs);
+  }
+  if (claim) {
+    parts += 'c';
+    keys.push(claim.key);
+    args.push(claim.fingerprint, claim.requestId, claim.ttlMs);
+  }
+  if (reserve) {
+    parts += 'b';
+    const counters = reserve.credit ? [...reserve.windows, reserve.credit] : reserve.windows;
+    keys.push(reserve.outstanding, ...counters.flatMap((c) => [c.hash, c.expiries]));
+    args.push(reserve.requestId, reserve.estimateMicros, reserve.expiresAtMs, reserve.maxQueued, reserve.windows.length, reserve.credit ? 1 : 0);
+    for (const window of reserve.windows) args.push(window.limitMicros, window.keepMs);
+  }
+  const [rateReply, claimReply, reserveReply] = (await redis.admit(keys.length, ...keys, input.nowMs, parts, ...args)) as [RateReply | 0, ClaimReply | 0, BudgetReserveReply | 0];
+  return { rate: rateReply || null, claim: claimReply || null, reserve: reserveReply || null };
 }
 
 /** Frees a request's reservations and charges its cost once; false when it had been settled before. */
-export async function budgetSettle(
-  redis: ScriptedRedis,
-  marker: string,
-  keys: readonly string[],
-  input: { requestId: string; actualMicros: number; markerTtlMs: number; lastIsCredit: boolean },
-): Promise<boolean> {
-  const args = [input.requestId, input.actualMicros, input.markerTtlMs, input.lastIsCredit ? 1 : 0];
+export async function budgetSettle(redis: ScriptedRedis, settlement: Settlement): Promise<boolean> {
+  const { marker, keys } = settlement;
+  const args = [settlement.requestId, settlement.actualMicros, settlement.markerTtlMs, settlement.lastIsCredit ? 1 : 0];
   return (await redis.budgetSettle(keys.length + 1, marker, ...keys, ...args)) === 1;
 }
 

@@ -8,7 +8,8 @@ let gateway: GatewayUnderTest;
 
 beforeAll(async () => {
   // 16 jobs at a time of 40 ms each: about 400 completions a second, so a burst of 2,000 takes seconds to drain.
-  gateway = await startGateway({ catalog: testCatalog('http://127.0.0.1:9/v1'), env: { WORKER_CONCURRENCY: '16', TENANT_MAX_QUEUED: '1000', TENANT_RPM: '0', TENANT_TPM: '0', KEY_RPM: '0', KEY_TPM: '0' } });
+  // A tenant's first 16 outstanding requests go plainly into the queue, the rest wait behind other tenants'.
+  gateway = await startGateway({ catalog: testCatalog('http://127.0.0.1:9/v1'), env: { WORKER_CONCURRENCY: '16', TENANT_FAIR_SHARE: '16', TENANT_MAX_QUEUED: '1000', TENANT_RPM: '0', TENANT_TPM: '0', KEY_RPM: '0', KEY_TPM: '0' } });
 });
 
 afterAll(async () => {

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI, { APIError } from 'openai';
 import { Queue } from 'bullmq';
+import { COMPLETION_QUEUE } from '../../src/redis/keys.ts';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';
@@ -167,7 +168,7 @@ describe('no worker running', () => {
     expect(error).toMatchObject({ status: 503, code: 'queue_timeout' });
     expect(Number(error.headers?.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(Date.now() - started).toBeGreaterThanOrEqual(1500);
-    const queue = new Queue('completions', { connection: gateway.redis, prefix: `{${gateway.prefix}}` });
+    const queue = new Queue(COMPLETION_QUEUE, { connection: gateway.redis, prefix: gateway.keys.queuePrefix(0) });
     expect(await queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed')).toEqual({ waiting: 0, prioritized: 0, active: 0, delayed: 0 });
     await queue.close();
     expect(upstream.requests).toHaveLength(0);
@@ -175,10 +176,10 @@ describe('no worker running', () => {
 
   it('removes a waiting job when its client disconnects', async () => {
     const client = await clientFor(gateway);
-    const queue = new Queue('completions', { connection: gateway.redis, prefix: `{${gateway.prefix}}` });
+    const queue = new Queue(COMPLETION_QUEUE, { connection: gateway.redis, prefix: gateway.keys.queuePrefix(0) });
     const controller = new AbortController();
     const pending = client.chat.completions.create({ model: 'fake-gpt', messages: hello }, { signal: controller.signal }).catch((e: unknown) => e);
-    // Jobs carry their tenant's queue position as BullMQ priority, so they wait in the prioritized set.
+    // A job within its tenant's fair share waits plainly; beyond it, in the prioritized set.
     const queued = async () => (await queue.getJobCounts('waiting', 'prioritized')) as { waiting: number; prioritized: number };
     const total = async () => {
       const counts = await queued();

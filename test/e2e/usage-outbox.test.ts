@@ -49,12 +49,13 @@ describe('usage outbox', () => {
     const ids = responses.map((r) => (r as unknown as { request_id: string }).request_id).sort();
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(await storedIds()).toEqual([]);
-    expect(await gateway.redis.llen(`${gateway.prefix}:{outbox}:items`) + (await gateway.redis.zcard(`${gateway.prefix}:{outbox}:leases`))).toBe(8);
+    const shard = gateway.keys.shardOf('acme');
+    expect(await gateway.redis.llen(gateway.keys.outboxItems(shard)) + (await gateway.redis.zcard(gateway.keys.outboxLeases(shard)))).toBe(8);
     await proxy.restore();
     await eventually(async () => (await storedIds()).length === 8, 15_000, 'all eight records stored');
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect((await storedIds()).sort()).toEqual(ids);
-    expect(await gateway.redis.llen(`${gateway.prefix}:{outbox}:items`)).toBe(0);
-    expect(await gateway.redis.zcard(`${gateway.prefix}:{outbox}:leases`)).toBe(0);
+    expect(await gateway.redis.llen(gateway.keys.outboxItems(shard))).toBe(0);
+    expect(await gateway.redis.zcard(gateway.keys.outboxLeases(shard))).toBe(0);
   });
 });

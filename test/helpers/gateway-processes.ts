@@ -15,6 +15,7 @@ import { generateApiKey } from '../../src/auth/api-key-secret.ts';
 import type { Repository, Role } from '../../src/store/repository.ts';
 import type { CatalogFile } from '../../src/catalog/schema.ts';
 import { freePort } from './free-port.ts';
+import { createRedisKeys, type RedisKeys } from '../../src/redis/keys.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 /** Redis of the test machine. */
@@ -35,6 +36,8 @@ export interface GatewayUnderTest {
   origin: string;
   env: Record<string, string>;
   prefix: string;
+  /** The gateway's Redis key names (its prefix and queue shards). */
+  keys: RedisKeys;
   /** The test database the processes use (tests may read and tamper with it directly). */
   databaseUrl: string;
   redis: Redis;
@@ -97,6 +100,7 @@ export async function startGateway(options: { catalog: CatalogFile; env?: Record
   const catalogPath = join(dir, 'catalog.json');
   await writeFile(catalogPath, JSON.stringify(options.catalog));
   const prefix = `t${randomBytes(4).toString('hex')}`;
+  const keys = createRedisKeys(prefix, Number(options.env?.QUEUE_SHARDS ?? 1));
   const port = await freePort();
   const env: Record<string, string> = {
     REDIS_URL: TEST_REDIS_URL,
@@ -136,6 +140,7 @@ export async function startGateway(options: { catalog: CatalogFile; env?: Record
     origin,
     env,
     prefix,
+    keys,
     databaseUrl: database.url,
     redis,
     repository,

@@ -13,10 +13,10 @@ const prefix = `tbl${randomBytes(4).toString('hex')}`;
 const keys = createRedisKeys(prefix);
 const TTL_MS = 60_000;
 const USD = 1_000_000;
-const clients: ScriptedRedis[] = [];
+const clients: ScriptedRedis<Redis>[] = [];
 const redis = client();
 
-function client(): ScriptedRedis {
+function client(): ScriptedRedis<Redis> {
   const created = defineScripts(new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null }));
   clients.push(created);
   return created;
@@ -50,7 +50,7 @@ let tenant: string;
 let tenants = 0;
 let requests = 0;
 
-function newLedger(on: ScriptedRedis = redis): BudgetLedger {
+function newLedger(on: ScriptedRedis<Redis> = redis): BudgetLedger {
   return new BudgetLedger({ redis: on, keys, spend, reservationTtlMs: TTL_MS, now: () => clock });
 }
 

@@ -13,7 +13,7 @@ const keys = createRedisKeys(prefix);
 const BODY = requestFingerprint({ model: 'svc-flash', messages: [{ role: 'user', content: 'hi' }] });
 const OTHER_BODY = requestFingerprint({ model: 'svc-flash', messages: [{ role: 'user', content: 'bye' }] });
 
-let redis: ScriptedRedis;
+let redis: ScriptedRedis<Redis>;
 let clock = 1_700_000_000_000;
 let store: IdempotencyStore;
 

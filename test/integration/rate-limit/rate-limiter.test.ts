@@ -11,7 +11,7 @@ const prefix = `trl${randomBytes(4).toString('hex')}`;
 const keys = createRedisKeys(prefix);
 const WIDE: RateLimits = { requestsPerMinute: 1_000_000, tokensPerMinute: 1_000_000_000 };
 
-let redis: ScriptedRedis;
+let redis: ScriptedRedis<Redis>;
 let clock = 1_700_000_000_000;
 let limiter: RateLimiter;
 
@@ -122,8 +122,8 @@ describe('key and tenant', () => {
     for (let i = 0; i < 5; i++) expect((await limiter.check(check)).ok).toBe(false);
     const small = await limiter.check({ ...check, tokens: 100 });
     expect(small).toMatchObject({ ok: true, headers: { remainingRequests: 96, remainingTokens: 0 } });
-    const tenantLevel = await redis.hget(keys.tenantRate(check.tenantId, 'requests'), 'level');
-    expect(Number(tenantLevel)).toBe(4 * 60_000);
+    const [tenantRequests] = (await redis.hget(keys.rate(check.tenantId), 't'))!.split(' ');
+    expect(Number(tenantRequests)).toBe(4 * 60_000);
   });
 });
 
@@ -144,15 +144,16 @@ describe('headers', () => {
     expect(later.headers).toMatchObject({ remainingRequests: 8, resetRequestsMs: 10_500, remainingTokens: 825, resetTokensMs: 10_500 });
   });
 
-  it('expires each bucket once it would be full again', async () => {
+  it('keeps a tenant\'s buckets in one hash, a field per scope, that expires a window after the last charge', async () => {
     const check = request({ tokens: 50, key: { requestsPerMinute: 4, tokensPerMinute: 100 } });
     await limiter.check(check);
-    const requestsTtl = await redis.pttl(keys.keyRate(check.tenantId, check.keyId, 'requests'));
-    const tokensTtl = await redis.pttl(keys.keyRate(check.tenantId, check.keyId, 'tokens'));
-    expect(requestsTtl).toBeGreaterThan(14_000);
-    expect(requestsTtl).toBeLessThanOrEqual(15_000);
-    expect(tokensTtl).toBeGreaterThan(29_000);
-    expect(tokensTtl).toBeLessThanOrEqual(30_000);
+    await limiter.check({ ...check, keyId: 'other' });
+    const fields = await redis.hgetall(keys.rate(check.tenantId));
+    expect(Object.keys(fields).sort()).toEqual([`k:${check.keyId}`, 'k:other', 't'].sort());
+    expect(fields[`k:${check.keyId}`]).toBe(`${60_000} ${50 * 60_000} ${clock}`);
+    const ttl = await redis.pttl(keys.rate(check.tenantId));
+    expect(ttl).toBeGreaterThan(59_000);
+    expect(ttl).toBeLessThanOrEqual(60_000);
   });
 
   it('formats them as OpenAI does', () => {

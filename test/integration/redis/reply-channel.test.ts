@@ -5,20 +5,20 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { ReplyChannel } from '../../../src/redis/reply-channel.ts';
-import { defineScripts, publishEvents, type ScriptedRedis } from '../../../src/redis/scripts.ts';
 import { createRedisKeys } from '../../../src/redis/keys.ts';
-import { encodeEventLine, type CompletionEvent, type CompletionEventType } from '../../../src/queue/completion-events.ts';
+import { encodeEventLine, encodeReplyMessage, type CompletionEvent, type CompletionEventType } from '../../../src/queue/completion-events.ts';
 import { deletePrefix, TEST_REDIS_URL } from '../../helpers/gateway-processes.ts';
 
 const SILENCE_MS = 200;
 const TTL_MS = 60_000;
 const prefix = `trc${randomBytes(4).toString('hex')}`;
 const keys = createRedisKeys(prefix);
+const TENANT = 'tenant-1';
 const log = pino({ level: 'silent' });
 
 let subscriber: Redis;
 let commands: Redis;
-let worker: ScriptedRedis;
+let worker: Redis;
 let reply: ReplyChannel;
 const channels: ReplyChannel[] = [];
 const clients: Redis[] = [];
@@ -39,7 +39,7 @@ async function startChannel(instanceId: string, silenceMs: number, sub = client(
 beforeAll(async () => {
   subscriber = client();
   commands = client();
-  worker = defineScripts(client());
+  worker = client();
   reply = await startChannel('web-1', SILENCE_MS, subscriber);
 });
 
@@ -63,13 +63,17 @@ function line(type: CompletionEventType, n: number): string {
   return encodeEventLine(type, JSON.stringify({ n, text: `piece number ${n}` }));
 }
 
-function publish(channel: ReplyChannel, requestId: string, events: Array<[seq: number, type: CompletionEventType]>): Promise<void> {
-  return publishEvents(worker, keys.events(requestId), channel.channel, TTL_MS, requestId, events.map(([seq, type]) => ({ seq, line: line(type, seq) })));
+/** What a worker does with one batch of events (workers/publish.ts): an XADD each, then one SPUBLISH. */
+async function publish(channel: ReplyChannel, requestId: string, events: Array<[seq: number, type: CompletionEventType]>): Promise<void> {
+  const lines = events.map(([seq, type]) => ({ seq, line: line(type, seq) }));
+  for (const event of lines) await worker.xadd(keys.events(TENANT, requestId), `0-${event.seq}`, 'e', event.line);
+  await worker.pexpire(keys.events(TENANT, requestId), TTL_MS);
+  await worker.spublish(channel.channel, encodeReplyMessage(requestId, lines));
 }
 
 /** Appends to the stream without publishing: the event pub/sub lost. */
 async function appendOnly(requestId: string, seq: number, type: CompletionEventType): Promise<void> {
-  await commands.xadd(keys.events(requestId), `0-${seq}`, 'e', line(type, seq));
+  await commands.xadd(keys.events(TENANT, requestId), `0-${seq}`, 'e', line(type, seq));
 }
 
 async function waitFor(check: () => boolean, timeoutMs = 3_000): Promise<number> {
@@ -87,7 +91,7 @@ const seqs = (events: CompletionEvent[]) => events.map((e) => e.seq);
 describe('ReplyChannel', () => {
   it('(a) delivers published events in order, exactly once, with their payloads', async () => {
     const request = newRequest();
-    reply.open(request.id, request.sink);
+    reply.open(TENANT, request.id, request.sink);
     await publish(reply, request.id, [[1, 'chunk'], [2, 'chunk'], [3, 'chunk']]);
     await publish(reply, request.id, [[4, 'chunk']]);
     await publish(reply, request.id, [[5, 'done']]);
@@ -100,7 +104,7 @@ describe('ReplyChannel', () => {
 
   it('(b) fills a gap from the stream at once, before the silence probe would', async () => {
     const request = newRequest();
-    reply.open(request.id, request.sink);
+    reply.open(TENANT, request.id, request.sink);
     await publish(reply, request.id, [[1, 'chunk']]);
     await waitFor(() => request.received.length === 1);
     await appendOnly(request.id, 2, 'chunk');
@@ -117,7 +121,7 @@ describe('ReplyChannel', () => {
 
   it('(c) delivers a lost final event through the silence probe within about silenceMs', async () => {
     const request = newRequest();
-    reply.open(request.id, request.sink);
+    reply.open(TENANT, request.id, request.sink);
     await publish(reply, request.id, [[1, 'chunk']]);
     await waitFor(() => request.received.length === 1);
     await appendOnly(request.id, 2, 'done');
@@ -129,7 +133,7 @@ describe('ReplyChannel', () => {
 
   it('(c) also when nothing at all was published', async () => {
     const request = newRequest();
-    reply.open(request.id, request.sink);
+    reply.open(TENANT, request.id, request.sink);
     await appendOnly(request.id, 1, 'error');
     await waitFor(() => request.received.length === 1, SILENCE_MS * 5);
     expect(request.received[0]?.type).toBe('error');
@@ -137,7 +141,7 @@ describe('ReplyChannel', () => {
 
   it('(d) delivers an event published twice only once', async () => {
     const request = newRequest();
-    reply.open(request.id, request.sink);
+    reply.open(TENANT, request.id, request.sink);
     await publish(reply, request.id, [[1, 'chunk'], [2, 'chunk']]);
     const again = `${request.id}\n1 ${line('chunk', 1)}\n2 ${line('chunk', 2)}`;
     await commands.publish(reply.channel, again);
@@ -152,7 +156,7 @@ describe('ReplyChannel', () => {
   it('(e) probe() delivers what is in the stream', async () => {
     const quiet = await startChannel('web-quiet', 60_000);
     const request = newRequest();
-    const subscription = quiet.open(request.id, request.sink);
+    const subscription = quiet.open(TENANT, request.id, request.sink);
     await appendOnly(request.id, 1, 'chunk');
     await appendOnly(request.id, 2, 'chunk');
     await subscription.probe();
@@ -166,7 +170,7 @@ describe('ReplyChannel', () => {
   it('(f) closes the subscription after a terminal event and ignores anything later', async () => {
     const request = newRequest();
     const before = reply.size;
-    reply.open(request.id, request.sink);
+    reply.open(TENANT, request.id, request.sink);
     expect(reply.size).toBe(before + 1);
     await publish(reply, request.id, [[1, 'chunk'], [2, 'done']]);
     await waitFor(() => reply.size === before);
@@ -179,7 +183,7 @@ describe('ReplyChannel', () => {
   it('(f) close() stops delivery and is idempotent', async () => {
     const request = newRequest();
     const before = reply.size;
-    const subscription = reply.open(request.id, request.sink);
+    const subscription = reply.open(TENANT, request.id, request.sink);
     subscription.close();
     subscription.close();
     expect(reply.size).toBe(before);
@@ -192,7 +196,7 @@ describe('ReplyChannel', () => {
     const sub = client();
     const quiet = await startChannel('web-reconnect', 60_000, sub);
     const request = newRequest();
-    quiet.open(request.id, request.sink);
+    quiet.open(TENANT, request.id, request.sink);
     const closed = once(sub, 'close');
     sub.disconnect(true);
     await closed;

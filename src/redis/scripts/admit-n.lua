@@ -1,0 +1,189 @@
+--[[
+  Admits one request in one round trip on its tenant's slot (DESIGN.md, request path 5, 8
+  and 9): the rate limits, the idempotency claim, and the budget and credit reservation
+  with the tenant's queue cap. Each part is optional; the caller says which it sends.
+
+  Order: counters the budget needs and Redis lost → nothing written, the caller rebuilds
+  them and calls again. Rate limits refuse → nothing written. Admitted: the rate limits are
+  charged. A claim held by an earlier request (or by another body) → returned, nothing
+  else written. The budget or the queue refuses → the claim is not made. Otherwise the
+  claim and the reservation are written together.
+
+  KEYS, each group present only with its part, in this order:
+    r  the tenant's rate hash: field 't' (the tenant) and 'k:<key id>' (one API key), each
+       "<requests level> <tokens level> <at ms>"; both buckets of a scope are charged
+       together, so they share one time
+    c  the idempotency claim (hash: fingerprint, requestId, state, expiresAt)
+    b  the tenant's outstanding reservations (sorted set: request id → expiry ms), then
+       pairs: counter hash (spent | balance, reserved, r:<request id>), its expiry set;
+       the windows first, then the credit account when asked
+
+  ARGV[1]  now, ms (the caller's clock: lifetimes are relative, so Redis's never counts)
+  ARGV[2]  the parts sent, in order: a string of r, c, b
+  then, per part in that order:
+    r  window ms; the key's field; limits, then costs, of: key requests, key tokens,
+       tenant requests, tenant tokens (units per window)
+    c  fingerprint of the canonical body; request id; lifetime ms
+    b  request id; estimate (integer micro-units); the reservation's expiry ms; most
+       outstanding (-1: no cap); number of windows W; 1 when the credit account follows;
+       per window: limit (micro-units), lifetime of its keys (ms)
+
+  Returns {rate, claim, budget}, 0 for a part absent or not reached:
+    rate    {admitted (1|0), then per bucket: remaining units, ms until full again, ms to
+            wait until it would admit (0: now; -1: never, the cost exceeds a window)}
+    claim   {'claimed'} | {'in_flight', request id} | {'completed', request id} | {'mismatch'}
+    budget  {'ok', outstanding including this one} | {'queue_full', outstanding}
+            | {'budget', index of each exhausted window…} | {'credit', balance − reserved}
+            | {'missing', index of each missing counter…}; indexes 1-based
+]]
+-- #include counters
+
+local now = tonumber(ARGV[1])
+local parts = ARGV[2]
+local key, arg = 1, 3
+local function nextKey()
+  key = key + 1
+  return KEYS[key - 1]
+end
+local function nextArg()
+  arg = arg + 1
+  return ARGV[arg - 1]
+end
+
+local rate, claim, budget
+if string.find(parts, 'r', 1, true) then
+  rate = { hash = nextKey(), window = tonumber(nextArg()), keyField = nextArg(), limits = {}, costs = {} }
+  for i = 1, 4 do rate.limits[i] = tonumber(nextArg()) end
+  for i = 1, 4 do rate.costs[i] = tonumber(nextArg()) end
+end
+if string.find(parts, 'c', 1, true) then
+  claim = { key = nextKey(), fingerprint = nextArg(), id = nextArg(), ttl = tonumber(nextArg()) }
+end
+if string.find(parts, 'b', 1, true) then
+  budget = { outstanding = nextKey(), id = nextArg(), estimate = nextArg(), expiresAt = nextArg(),
+             cap = tonumber(nextArg()), windows = tonumber(nextArg()), credit = nextArg() == '1', counters = {}, limits = {}, keep = {} }
+  for i = key, #KEYS do budget.counters[#budget.counters + 1] = KEYS[i] end
+  for i = 1, budget.windows do
+    budget.limits[i] = tonumber(nextArg())
+    budget.keep[i] = nextArg()
+  end
+  -- Kept as sent for HSET (Lua would format a large number as 1e+17); compared as a number.
+  budget.amount = tonumber(budget.estimate)
+end
+
+-- A missing budget counter is never read as zero.
+if budget then
+  local missing = { 'missing' }
+  for i = 1, #budget.counters / 2 do
+    if redis.call('EXISTS', budget.counters[2 * i - 1]) == 0 then missing[#missing + 1] = i end
+  end
+  if #missing > 1 then return { 0, 0, missing } end
+end
+
+--[[
+  GCRA: a bucket's level is its load in units × window-ms (one unit costs `window`, one ms
+  drains `limit`, so integer inputs keep it exact) at time `at`. A bucket admits a burst of a
+  whole window's allowance and is full again `level / limit` ms after its last charge, so
+  the hash outlives every bucket in it when it expires one window after each charge.
+]]
+local rateReply = 0
+if rate then
+  local stored = redis.call('HMGET', rate.hash, rate.keyField, 't')
+  local levels, ats, waits, admitted = {}, {}, {}, 1
+  for scope = 1, 2 do
+    local requests, tokens, at = string.match(stored[scope] or '', '^(%d+) (%d+) (%d+)$')
+    local fromLevels = { tonumber(requests) or 0, tonumber(tokens) or 0 }
+    at = tonumber(at) or now
+    for dimension = 1, 2 do
+      local i = 2 * (scope - 1) + dimension
+      local limit, cost = rate.limits[i], rate.costs[i]
+      local level = math.max(0, fromLevels[dimension] - math.max(0, now - at) * limit)
+      local excess = level + (cost - limit) * rate.window
+      local wait = 0
+      if cost > limit then
+        wait = -1
+      elseif excess > 0 then
+        wait = math.ceil(excess / limit)
+      end
+      if wait ~= 0 then admitted = 0 end
+      levels[i], waits[i] = level, wait
+    end
+    -- A clock behind the stored one (another process) must not move `at` backwards.
+    ats[scope] = math.max(now, at)
+  end
+  rateReply = { admitted }
+  for i = 1, 4 do
+    local limit = rate.limits[i]
+    if admitted == 1 then levels[i] = levels[i] + rate.costs[i] * rate.window end
+    local reset = 0
+    if limit > 0 then reset = math.ceil(levels[i] / limit) end
+    rateReply[#rateReply + 1] = math.floor((limit * rate.window - levels[i]) / rate.window)
+    rateReply[#rateReply + 1] = reset
+    rateReply[#rateReply + 1] = waits[i]
+  end
+  if admitted == 0 then return { rateReply, 0, 0 } end
+  local function encode(first, scope)
+    return string.format('%.0f %.0f %.0f', levels[first], levels[first + 1], ats[scope])
+  end
+  redis.call('HSET', rate.hash, rate.keyField, encode(1, 1), 't', encode(3, 2))
+  redis.call('PEXPIRE', rate.hash, rate.window)
+end
+
+-- A claim past its expiry counts as absent even before Redis drops it, so the caller's clock rules.
+local claimReply = 0
+if claim then
+  local held = redis.call('HMGET', claim.key, 'fingerprint', 'requestId', 'state', 'expiresAt')
+  if held[1] and (tonumber(held[4]) or 0) > now then
+    if held[1] ~= claim.fingerprint then return { rateReply, { 'mismatch' }, 0 } end
+    return { rateReply, { held[3], held[2] }, 0 }
+  end
+  claimReply = { 'claimed' }
+end
+
+local budgetReply = 0
+if budget then
+  local counters, id = budget.counters, budget.id
+  local field = 'r:' .. id
+  local slots = #counters / 2
+  -- The counter's value and what others reserved: a repeated reserve replaces its own amount.
+  local function read(hash, valueField)
+    local values = redis.call('HMGET', hash, valueField, 'reserved', field)
+    return tonumber(values[1] or '0'), tonumber(values[2] or '0') - tonumber(values[3] or '0')
+  end
+  for i = 1, slots do reap(counters[2 * i - 1], counters[2 * i], now) end
+  local exhausted = { 'budget' }
+  for i = 1, budget.windows do
+    local spent, reserved = read(counters[2 * i - 1], 'spent')
+    if spent + reserved + budget.amount > budget.limits[i] then exhausted[#exhausted + 1] = i end
+  end
+  if #exhausted > 1 then return { rateReply, 0, exhausted } end
+  if budget.credit then
+    local balance, reserved = read(counters[2 * slots - 1], 'balance')
+    if balance - reserved - budget.amount < 0 then return { rateReply, 0, { 'credit', balance - reserved } } end
+  end
+  redis.call('ZREMRANGEBYSCORE', budget.outstanding, '-inf', now)
+  local queued = redis.call('ZCARD', budget.outstanding)
+  if budget.cap >= 0 and queued >= budget.cap and not redis.call('ZSCORE', budget.outstanding, id) then
+    return { rateReply, 0, { 'queue_full', queued } }
+  end
+  for i = 1, slots do
+    local hash, expiries = counters[2 * i - 1], counters[2 * i]
+    local old = tonumber(redis.call('HGET', hash, field) or '0')
+    redis.call('HSET', hash, field, budget.estimate)
+    incr(hash, 'reserved', budget.amount - old)
+    redis.call('ZADD', expiries, budget.expiresAt, id)
+    -- The credit's expiry set must outlive its members: they are what frees the credit's reservations.
+    if i <= budget.windows then redis.call('PEXPIRE', expiries, budget.keep[i]) end
+  end
+  queued = queued + redis.call('ZADD', budget.outstanding, budget.expiresAt, id)
+  -- Every reservation lives as long, so the newest one's expiry covers the whole set.
+  redis.call('PEXPIRE', budget.outstanding, string.format('%d', tonumber(budget.expiresAt) - now))
+  budgetReply = { 'ok', queued }
+end
+
+if claim then
+  redis.call('HSET', claim.key, 'fingerprint', claim.fingerprint, 'requestId', claim.id, 'state', 'in_flight',
+    'expiresAt', string.format('%.0f', now + claim.ttl))
+  redis.call('PEXPIRE', claim.key, claim.ttl)
+end
+return { rateReply, claimReply, budgetReply }

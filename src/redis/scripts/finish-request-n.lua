@@ -1,0 +1,41 @@
+--[[
+  Ends a request in one call on its tenant's slot: appends its last events (the terminal one
+  among them) to its event stream and gives the stream its final lifetime, settles its budget
+  reservation once (settle.inc.lua), and completes or frees its idempotency claim. The caller
+  publishes the events on the reply channel afterwards (another slot on a cluster).
+
+  KEYS[1]     the request's event stream
+  KEYS[2]     the request's settled marker
+  KEYS[3]     the tenant's outstanding reservations (sorted set)
+  KEYS[4…]    pairs: counter hash, its expiry set (windows, then the credit account when ARGV[5] is 1);
+              then the idempotency claim when ARGV[6] is not 'none'
+  ARGV[1]     the stream's lifetime from now, ms
+  ARGV[2]     request id
+  ARGV[3]     actual cost, integer micro-units (0: release only)
+  ARGV[4]     lifetime of the settled marker, ms
+  ARGV[5]     1 when the last counter pair is the credit account, else 0
+  ARGV[6]     the claim: 'complete', 'release' or 'none'
+  ARGV[7…]    pairs: sequence number (integer ≥ 1), event line ("<type> <payload>")
+
+  Entries get the id 0-<seq>, so a reader resumes after any sequence number with XRANGE;
+  a sequence number not above the last one is an error (two writers for one request).
+
+  Returns 1 when the reservation was settled now, 0 when it had been before.
+]]
+-- #include settle
+-- #include claim
+
+local id = ARGV[2]
+for i = 7, #ARGV, 2 do
+  redis.call('XADD', KEYS[1], '0-' .. ARGV[i], 'e', ARGV[i + 1])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+
+local last = #KEYS
+if ARGV[6] == 'complete' then
+  completeClaim(KEYS[last], id)
+elseif ARGV[6] == 'release' then
+  releaseClaim(KEYS[last], id)
+end
+if ARGV[6] ~= 'none' then last = last - 1 end
+return settle(KEYS[2], KEYS[3], { unpack(KEYS, 4, last) }, id, tonumber(ARGV[3]), ARGV[4], ARGV[5] == '1')

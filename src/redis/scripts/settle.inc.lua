@@ -1,0 +1,36 @@
+-- #include counters
+
+--[[
+  Settles a request once: frees its reservations and charges its actual cost to every
+  window (spent) and to the credit account (balance). The cost is charged even when the
+  reservation already expired, because it was still incurred. A counter that is missing
+  stays missing: the next reserve rebuilds it from the store, which holds this request's
+  usage record; creating it here would restart the window at this one cost.
+
+  counters: pairs of counter hash, its expiry set; the credit account last when lastIsCredit.
+  Returns 1 when settled now, 0 when it had been settled before.
+]]
+local function settle(marker, outstanding, counters, id, actual, markerTtlMs, lastIsCredit)
+  if redis.call('EXISTS', marker) == 1 then return 0 end
+  local field = 'r:' .. id
+  local slots = #counters / 2
+  for i = 1, slots do
+    local hash, expiries = counters[2 * i - 1], counters[2 * i]
+    if redis.call('EXISTS', hash) == 1 then
+      local amount = redis.call('HGET', hash, field)
+      if amount then
+        incr(hash, 'reserved', -tonumber(amount))
+        redis.call('HDEL', hash, field)
+      end
+      if lastIsCredit and i == slots then
+        incr(hash, 'balance', -actual)
+      else
+        incr(hash, 'spent', actual)
+      end
+    end
+    redis.call('ZREM', expiries, id)
+  end
+  redis.call('ZREM', outstanding, id)
+  redis.call('SET', marker, 1, 'PX', markerTtlMs)
+  return 1
+end
