@@ -18,6 +18,7 @@ import { startStack, BENCH_MODEL, type BenchStack } from './stack.ts';
 import { measureSequential, type SequentialTarget } from './sequential.ts';
 import { CpuMeter, findPidByName } from './proc-stats.ts';
 import { startPrivateRedis } from './private-redis.ts';
+import { parseCommandStats } from './redis-stats.ts';
 import { envNumber } from './env.ts';
 import { summariseLogs } from './child-logs.ts';
 import { countTenantKeys, createFullTenant, FULL_PLAN, type BenchTenant } from './admission-tenant.ts';
@@ -78,12 +79,11 @@ async function checkVariants(stack: BenchStack, tenants: Record<Variant, BenchTe
 async function readRedisCounters(redis: Redis): Promise<RedisPerRequest> {
   const stats = await redis.info('commandstats');
   const counters = { commands: 0, scripts: 0, scriptUs: 0, bytes: 0 };
-  for (const match of stats.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
-    const [, name, calls, usec] = match;
-    counters.commands += Number(calls);
+  for (const [name, { calls, usec }] of parseCommandStats(stats)) {
+    counters.commands += calls;
     if (name === 'evalsha' || name === 'eval') {
-      counters.scripts += Number(calls);
-      counters.scriptUs += Number(usec);
+      counters.scripts += calls;
+      counters.scriptUs += usec;
     }
   }
   counters.bytes = Number(/^used_memory:(\d+)/m.exec(await redis.info('memory'))?.[1] ?? Number.NaN);

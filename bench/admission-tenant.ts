@@ -9,7 +9,7 @@ import { generateApiKey } from '../src/auth/api-key-secret.ts';
 import type { TenantPlan } from '../src/store/repository.ts';
 
 /** Far more than a run can spend, so that no budget or credit check ever refuses. */
-const LARGE_MICROS = 1_000_000_000_000_000;
+export const LARGE_MICROS = 1_000_000_000_000_000;
 
 /** High but finite limits: the rate limiter runs on every request yet never refuses one. */
 export const FULL_PLAN: Omit<TenantPlan, 'tenantId'> = {

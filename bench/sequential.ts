@@ -38,7 +38,16 @@ async function timeOne(pool: Pool, target: SequentialTarget, stream: boolean): P
     if (Number.isNaN(firstTokenMs) && text.includes('"content"')) firstTokenMs = performance.now() - startedAt;
   }
   const totalMs = performance.now() - startedAt;
-  if (response.statusCode !== 200) throw new Error(`status ${response.statusCode}: ${text.slice(0, 200)}`);
+  checkAnswer(response.statusCode, text, stream);
+  return { totalMs, firstTokenMs };
+}
+
+/**
+ * Throws unless an answer is a 200 completion: with `stream`, the upstream's 20 content chunks, the
+ * usage chunk and `[DONE]` (the request must ask for usage); otherwise a body with `choices`.
+ */
+export function checkAnswer(status: number, text: string, stream: boolean): void {
+  if (status !== 200) throw new Error(`status ${status}: ${text.slice(0, 200)}`);
   if (stream) {
     // The gateway numbers its events (`id: <seq>` before the data line, for Last-Event-ID resumes); the direct upstream does not.
     const frames = text.split('\n\n').filter((frame) => frame !== '').map((frame) => frame.replace(/^id: \d+\n/, ''));
@@ -46,7 +55,6 @@ async function timeOne(pool: Pool, target: SequentialTarget, stream: boolean): P
   } else if (!text.includes('"choices"')) {
     throw new Error(`not a completion: ${text.slice(0, 200)}`);
   }
-  return { totalMs, firstTokenMs };
 }
 
 /**

@@ -2,16 +2,18 @@
  * The system under test, started as production runs it: the bench upstream, `web` and `worker` as
  * separate child processes, a fresh PostgreSQL database with one tenant and `app` key, and a unique
  * Redis prefix. `close()` stops everything and removes what it created, even after a failed start.
+ * `web` and `worker` may run from another checkout (e.g. a base revision's worktree): its own store
+ * code then migrates the database and creates the tenant, so a schema change between them is no matter.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL, fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { deletePrefix, spawnEntry, type GatewayProcess } from '../test/helpers/gateway-processes.ts';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
-import { createPostgresRepository } from '../src/store/postgres/adapter.ts';
-import { generateApiKey } from '../src/auth/api-key-secret.ts';
+import type { Repository } from '../src/store/repository.ts';
 import type { CatalogFile } from '../src/catalog/schema.ts';
 import { freePort } from '../test/helpers/free-port.ts';
 
@@ -30,6 +32,10 @@ export interface StackOptions {
   nodeOptions: { web: string; worker: string };
   /** Extra environment of web and worker (e.g. rate-limit defaults). */
   env?: Record<string, string>;
+  /** The project whose src/server.ts, workers/main.ts and store code run [this checkout]; the upstream is always this checkout's. */
+  root?: string;
+  /** Sets up the tenant further (budgets, plan…) through that project's repository, before web and worker start. */
+  prepareTenant?: (repository: Repository, tenantId: string) => Promise<void>;
 }
 
 /** A running stack. */
@@ -46,6 +52,16 @@ export interface BenchStack {
 }
 
 const START_TIMEOUT_MS = 30_000;
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+type StoreModule = typeof import('../src/store/postgres/adapter.ts');
+type KeyModule = typeof import('../src/auth/api-key-secret.ts');
+
+/** The store adapter and key generator of a project, imported from its files (Node strips the types). */
+async function importStore(root: string): Promise<{ store: StoreModule; keys: KeyModule }> {
+  const load = (path: string) => import(pathToFileURL(join(root, path)).href);
+  return { store: (await load('src/store/postgres/adapter.ts')) as StoreModule, keys: (await load('src/auth/api-key-secret.ts')) as KeyModule };
+}
 
 
 async function waitFor<T>(what: string, proc: GatewayProcess, check: () => Promise<T | null>): Promise<T> {
@@ -98,14 +114,17 @@ export async function startStack(options: StackOptions): Promise<BenchStack> {
       return line === undefined ? null : (JSON.parse(line) as { url: string }).url;
     });
 
+    const root = options.root ?? ROOT;
+    const { store, keys } = await importStore(root);
     const database = await createTestDatabase();
     cleanups.push(() => database.drop());
-    const repository = createPostgresRepository(database.url);
+    const repository = store.createPostgresRepository(database.url);
     cleanups.push(() => repository.close());
     await repository.migrate();
     const tenant = await repository.tenants.create({ id: `bench_${randomBytes(4).toString('hex')}`, name: 'bench' });
-    const key = generateApiKey();
+    const key = keys.generateApiKey();
     await repository.apiKeys.create({ id: key.id, tenantId: tenant.id, role: 'app', secretHash: key.secretHash });
+    await options.prepareTenant?.(repository, tenant.id);
 
     const dir = await mkdtemp(join(tmpdir(), 'gw-bench-'));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
@@ -135,9 +154,9 @@ export async function startStack(options: StackOptions): Promise<BenchStack> {
       ...options.env,
     };
     const origin = `http://127.0.0.1:${port}`;
-    const web = spawnEntry('src/server.ts', { ...env, NODE_OPTIONS: options.nodeOptions.web });
+    const web = spawnEntry('src/server.ts', { ...env, NODE_OPTIONS: options.nodeOptions.web }, root);
     cleanups.push(() => stop(web));
-    const workers = Array.from({ length: options.workers }, () => spawnEntry('workers/main.ts', { ...env, NODE_OPTIONS: options.nodeOptions.worker }));
+    const workers = Array.from({ length: options.workers }, () => spawnEntry('workers/main.ts', { ...env, NODE_OPTIONS: options.nodeOptions.worker }, root));
     for (const worker of workers) cleanups.push(() => stop(worker));
     await waitFor('web', web, async () => ((await fetch(`${origin}/readyz`)).status === 200 ? true : null));
     // The worker logs "worker ready" only at info level; a completion that comes back proves one consumes jobs.

@@ -53,10 +53,10 @@ export interface GatewayUnderTest {
 }
 
 
-/** Spawns `node <entry>` with the given environment, capturing its output. */
-export function spawnEntry(entry: string, env: Record<string, string>): GatewayProcess {
+/** Spawns `node <entry>` with the given environment, capturing its output; `root` is the project it runs from. */
+export function spawnEntry(entry: string, env: Record<string, string>, root = ROOT): GatewayProcess {
   let output = '';
-  const child = spawn(process.execPath, [entry], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [entry], { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout?.on('data', (data: Buffer) => (output += data.toString()));
   child.stderr?.on('data', (data: Buffer) => (output += data.toString()));
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));

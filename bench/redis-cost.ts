@@ -1,0 +1,206 @@
+/**
+ * What one completion costs Redis, for this checkout and for a base revision measured in the same
+ * run, so that a change to the Redis path is judged by ratios rather than by figures from another
+ * machine or another day. Each side gets its own redis-server (its INFO counters then belong to the
+ * side alone), a fresh database, one web and one worker process with every feature on (API key,
+ * rate limits high enough never to refuse, a budget policy, PII `flag`), and a closed-loop load.
+ *
+ *   node bench/redis-cost.ts [--base REV|none] [--conns N] [--dur S] [--warm S] [--modes json,sse] [--json]
+ *
+ * Defaults: --base 4512ad3, --conns 64, --dur 8, --warm 2, --modes json,sse. The base revision runs
+ * from a temporary `git worktree` (this checkout's node_modules linked in), removed at the end.
+ */
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { startStack, BENCH_MODEL, type BenchStack } from './stack.ts';
+import { startPrivateRedis } from './private-redis.ts';
+import { runClosedLoop } from './closed-loop.ts';
+import { costPer, sampleRedis, type RedisSample } from './redis-stats.ts';
+import { addWorktree, describeCheckout } from './base-worktree.ts';
+import { LARGE_MICROS } from './admission-tenant.ts';
+import { summariseLogs } from './child-logs.ts';
+import { formatReport, toJson, type Mode, type ModeResult, type RunSettings, type SideResult } from './redis-cost-report.ts';
+
+const CHECKOUT = fileURLToPath(new URL('../', import.meta.url));
+
+/** Every admission feature on, none refusing: limits far above what two cores can send. */
+const ALL_FEATURES_ENV = {
+  TENANT_RPM: '100000000',
+  KEY_RPM: '100000000',
+  TENANT_TPM: '10000000000',
+  KEY_TPM: '10000000000',
+  PII_DEFAULT_MODE: 'flag',
+};
+
+function readSettings(): RunSettings & { base: string; json: boolean } {
+  const { values } = parseArgs({
+    options: {
+      base: { type: 'string', default: '4512ad3' },
+      conns: { type: 'string', default: '64' },
+      dur: { type: 'string', default: '8' },
+      warm: { type: 'string', default: '2' },
+      modes: { type: 'string', default: 'json,sse' },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const bounded = (name: string, raw: string, min: number, max: number) => {
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value < min || value > max) throw new Error(`--${name} must be a number in [${min}, ${max}]; got ${raw}`);
+    return value;
+  };
+  const modes = values.modes.split(',').map((m) => m.trim());
+  if (modes.length === 0 || modes.some((m) => m !== 'json' && m !== 'sse')) throw new Error(`--modes must be json and/or sse; got ${values.modes}`);
+  const connections = bounded('conns', values.conns, 1, 512);
+  if (!Number.isInteger(connections)) throw new Error('--conns must be an integer');
+  return { base: values.base, json: values.json, connections, durS: bounded('dur', values.dur, 1, 120), warmS: bounded('warm', values.warm, 0, 60), modes: modes as Mode[] };
+}
+
+const USAGE = 'usage: node bench/redis-cost.ts [--base REV|none] [--conns N] [--dur S] [--warm S] [--modes json,sse] [--json]';
+
+const settings = (() => {
+  try {
+    return readSettings();
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${USAGE}\n`);
+    process.exit(2);
+  }
+})();
+// Per side: a private Redis and the stack's start (each bounded), the modes, and the clean-up.
+const budgetMs = (30 + (settings.base === 'none' ? 1 : 2) * (90 + settings.modes.length * (settings.warmS + settings.durS + 20))) * 1000;
+
+// What to undo, last first; a side unwinds its own entries when it ends, the watchdog everything.
+const cleanups: Array<() => Promise<void>> = [];
+let aborted = false;
+
+function register(cleanup: () => Promise<void>): void {
+  if (aborted) void cleanup().catch(() => undefined); // the run was stopped while this was starting
+  else cleanups.push(cleanup);
+}
+
+async function unwind(downTo = 0): Promise<void> {
+  while (cleanups.length > downTo) {
+    const cleanup = cleanups.pop() as () => Promise<void>;
+    await cleanup().catch((error: unknown) => process.stderr.write(`cleanup: ${String(error)}\n`));
+  }
+}
+
+function abort(why: string, code: number): void {
+  process.stderr.write(`redis-cost: ${why}; cleaning up\n`);
+  aborted = true;
+  const forced = setTimeout(() => process.exit(code), 30_000);
+  void unwind().finally(() => {
+    clearTimeout(forced);
+    process.exit(code);
+  });
+}
+
+function requestBody(mode: Mode): string {
+  const base = { model: BENCH_MODEL, messages: [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Say hello to the benchmark.' }], max_tokens: 64 };
+  return JSON.stringify(mode === 'sse' ? { ...base, stream: true, stream_options: { include_usage: true } } : base);
+}
+
+/** One answer before the load: it must succeed, and its x-ratelimit header shows the limiter ran. */
+async function rateLimitHeader(stack: BenchStack): Promise<string | null> {
+  const response = await fetch(`${stack.gatewayUrl}/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
+    body: requestBody('json'),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`first completion: status ${response.status}: ${text.slice(0, 200)}`);
+  return response.headers.get('x-ratelimit-limit-requests');
+}
+
+async function measureMode(stack: BenchStack, monitor: Redis, mode: Mode, name: string): Promise<ModeResult> {
+  process.stderr.write(`  ${name} ${mode} ×${settings.connections} … `);
+  const run = await runClosedLoop<RedisSample>({
+    url: `${stack.gatewayUrl}/chat/completions`,
+    headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
+    body: requestBody(mode),
+    stream: mode === 'sse',
+    connections: settings.connections,
+    warmS: settings.warmS,
+    durS: settings.durS,
+    probe: () => sampleRedis(monitor),
+  });
+  const redis = costPer(run.before, run.after, run.completed);
+  const result = { completed: run.completed, windowS: run.windowS, perSecond: run.completed / run.windowS, errors: run.errors, firstError: run.firstError, redis };
+  process.stderr.write(`${result.perSecond.toFixed(0)}/s, ${redis.commands.toFixed(1)} commands, ${redis.scriptCalls.toFixed(2)} scripts, ${redis.cpuUs.toFixed(0)} µs Redis CPU, ${run.errors} errors\n`);
+  return result;
+}
+
+/** Starts a private Redis and the stack from `root` (this checkout when undefined), loads every mode, stops both. */
+async function measureSide(role: SideResult['role'], label: string, root: string | undefined): Promise<{ side: SideResult; logs: string }> {
+  const mark = cleanups.length;
+  try {
+    process.stderr.write(`${role} ${label}: starting a private Redis, upstream, database, web and worker…\n`);
+    const redisServer = await startPrivateRedis();
+    register(() => redisServer.stop());
+    const stack = await startStack({
+      redisUrl: redisServer.url,
+      root,
+      workers: 1,
+      // Headroom over the connection count, as the other benches give it.
+      workerConcurrency: settings.connections * 2,
+      upstreamConnections: settings.connections * 2,
+      nodeOptions: { web: '', worker: '' },
+      env: ALL_FEATURES_ENV,
+      prepareTenant: async (repository, tenantId) => {
+        await repository.budgets.createPolicy({ id: 'bud_bench_day', tenantId, feature: null, window: 'day', limitMicros: LARGE_MICROS });
+      },
+    });
+    register(() => stack.close());
+    const monitor = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
+    register(async () => monitor.disconnect());
+    const side: SideResult = { role, label, modes: {}, rateLimitHeader: await rateLimitHeader(stack) };
+    for (const mode of settings.modes) side.modes[mode] = await measureMode(stack, monitor, mode, role);
+    const { web, workers } = stack.processes;
+    return { side, logs: summariseLogs([web, ...workers].map((p) => p.output()).join('\n')) };
+  } finally {
+    await unwind(mark);
+  }
+}
+
+async function main(): Promise<number> {
+  process.stderr.write(`redis-cost: bounded to ${Math.round(budgetMs / 1000)} s\n`);
+  const watchdog = setTimeout(() => abort(`over its ${Math.round(budgetMs / 1000)} s budget`, 2), budgetMs);
+  watchdog.unref();
+  process.once('SIGINT', () => abort('SIGINT', 130));
+  process.once('SIGTERM', () => abort('SIGTERM', 130));
+  const measured: Array<{ side: SideResult; logs: string }> = [];
+  try {
+    const label = await describeCheckout(CHECKOUT);
+    if (settings.base !== 'none') {
+      const mark = cleanups.length;
+      const worktree = await addWorktree(CHECKOUT, settings.base);
+      register(() => worktree.remove());
+      try {
+        measured.push(await measureSide('base', worktree.commit.slice(0, 7), worktree.root));
+      } finally {
+        await unwind(mark);
+      }
+    }
+    measured.push(await measureSide('this', label, undefined));
+  } finally {
+    clearTimeout(watchdog);
+    await unwind();
+  }
+  const sides = measured.map((m) => m.side);
+  process.stdout.write(`\n${formatReport(settings, sides)}\n`);
+  if (settings.json) process.stdout.write(`${JSON.stringify(toJson(settings, sides))}\n`);
+  for (const { side, logs } of measured) {
+    if (logs !== '') process.stdout.write(`\n${side.role} web/worker log lines at warn and above (count × process level message):\n${logs}\n`);
+  }
+  const errors = sides.reduce((sum, side) => sum + Object.values(side.modes).reduce((n, r) => n + r.errors, 0), 0);
+  return errors === 0 ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`redis-cost failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);
