@@ -17,6 +17,15 @@ const SCRIPTS = {
 
 type ScriptName = keyof typeof SCRIPTS;
 
+/**
+ * Scripts whose caller passes the number of keys first. ioredis's auto-pipelining on a cluster
+ * routes a command by its first argument, which for these is the count, not a key: they must be
+ * sent on their own.
+ */
+export const VARIABLE_KEY_SCRIPTS: readonly string[] = Object.entries(SCRIPTS)
+  .filter(([, file]) => file.endsWith('-n.lua'))
+  .map(([name]) => name);
+
 /** An ioredis client (one Redis or a cluster) with the gateway's scripts defined on it. */
 export type ScriptedRedis<Client extends RedisClient = RedisClient> = Client & Record<ScriptName, (...args: Array<string | number>) => Promise<unknown>>;
 

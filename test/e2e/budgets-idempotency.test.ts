@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
-import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
+import { scanKeys, startGateway, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';
 import { call, eventually, type JsonResponse } from '../helpers/http.ts';
 
@@ -87,7 +87,7 @@ describe('budgets', () => {
     const body = { model: 'fake-gpt', max_tokens: 100, messages: [{ role: 'user', content: 'spend' }] };
     for (let i = 0; i < 2; i++) expect((await complete(i, admin, body)).status).toBe(200);
     await eventually(async () => (await call(gateway.origin, admin, 'GET', '/v1/usage?since=2000-01-01')).body.data.length === 2, 5000, 'records stored');
-    const tenantKeys = await gateway.redis.keys(`${gateway.prefix}:{flushed}:*`);
+    const tenantKeys = await scanKeys(gateway.redis, `${gateway.prefix}:{flushed}:*`);
     await gateway.redis.del(...tenantKeys);
     expect((await complete(0, admin, body)).status).toBe(200);
     expect((await complete(1, admin, body)).status).toBe(402);

@@ -168,7 +168,7 @@ describe('no worker running', () => {
     expect(error).toMatchObject({ status: 503, code: 'queue_timeout' });
     expect(Number(error.headers?.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(Date.now() - started).toBeGreaterThanOrEqual(1500);
-    const queue = new Queue(COMPLETION_QUEUE, { connection: gateway.redis, prefix: gateway.keys.queuePrefix(0) });
+    const queue = new Queue(COMPLETION_QUEUE, { connection: gateway.redis, prefix: gateway.keys.queuePrefix(gateway.keys.shardOf('acme')) });
     expect(await queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed')).toEqual({ waiting: 0, prioritized: 0, active: 0, delayed: 0 });
     await queue.close();
     expect(upstream.requests).toHaveLength(0);
@@ -176,7 +176,7 @@ describe('no worker running', () => {
 
   it('removes a waiting job when its client disconnects', async () => {
     const client = await clientFor(gateway);
-    const queue = new Queue(COMPLETION_QUEUE, { connection: gateway.redis, prefix: gateway.keys.queuePrefix(0) });
+    const queue = new Queue(COMPLETION_QUEUE, { connection: gateway.redis, prefix: gateway.keys.queuePrefix(gateway.keys.shardOf('acme')) });
     const controller = new AbortController();
     const pending = client.chat.completions.create({ model: 'fake-gpt', messages: hello }, { signal: controller.signal }).catch((e: unknown) => e);
     // A job within its tenant's fair share waits plainly; beyond it, in the prioritized set.

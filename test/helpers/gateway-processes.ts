@@ -8,7 +8,7 @@ import { mkdtemp, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { createTestDatabase, type TestDatabase } from './postgres.ts';
 import { createPostgresRepository } from '../../src/store/postgres/adapter.ts';
 import { generateApiKey } from '../../src/auth/api-key-secret.ts';
@@ -20,6 +20,21 @@ import { createRedisKeys, type RedisKeys } from '../../src/redis/keys.ts';
 const ROOT = new URL('../../', import.meta.url).pathname;
 /** Redis of the test machine. */
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
+
+/**
+ * Seed nodes of a Redis Cluster, when the suite runs against one (the `cluster` project of
+ * vitest.config.ts): the gateway then runs on the cluster with its queue in several shards.
+ */
+export const TEST_REDIS_CLUSTER_NODES = process.env.TEST_REDIS_CLUSTER_NODES || null;
+
+/** Queue shards of a gateway on the cluster: more than masters, so that each master holds some. */
+const CLUSTER_QUEUE_SHARDS = '4';
+
+/** A client of the Redis the gateways under test use: the test machine's, or the cluster. */
+export function testRedis(): Redis | Cluster {
+  if (!TEST_REDIS_CLUSTER_NODES) return new Redis(TEST_REDIS_URL);
+  return new Cluster(TEST_REDIS_CLUSTER_NODES.split(',').map((node) => ({ host: node.split(':')[0], port: Number(node.split(':')[1]) })));
+}
 
 /** A child process of the gateway with its captured output. */
 export interface GatewayProcess {
@@ -40,7 +55,7 @@ export interface GatewayUnderTest {
   keys: RedisKeys;
   /** The test database the processes use (tests may read and tamper with it directly). */
   databaseUrl: string;
-  redis: Redis;
+  redis: Redis | Cluster;
   repository: Repository;
   web: GatewayProcess;
   /** Every web process (the first is `web`), with its base URL for the SDK. */
@@ -81,15 +96,25 @@ async function stop(proc: GatewayProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-/** Deletes every key of a test prefix (queue keys and per-request streams). */
-export async function deletePrefix(redis: Redis, prefix: string): Promise<void> {
-  for (const pattern of [`{${prefix}}:*`, `${prefix}:*`]) {
+/** Every key matching `pattern`, on every master of a cluster. */
+export async function scanKeys(redis: Redis | Cluster, pattern: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const server of redis instanceof Cluster ? redis.nodes('master') : [redis]) {
     let cursor = '0';
     do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      const [next, keys] = await server.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
       cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
+      found.push(...keys);
     } while (cursor !== '0');
+  }
+  return found;
+}
+
+/** Deletes every key of a test prefix (queue keys and per-request streams); one key at a time, since a cluster refuses a DEL across slots. */
+export async function deletePrefix(redis: Redis | Cluster, prefix: string): Promise<void> {
+  for (const pattern of [`{${prefix}:*`, `${prefix}:*`]) {
+    const keys = await scanKeys(redis, pattern);
+    await Promise.all(keys.map((key) => redis.del(key)));
   }
 }
 
@@ -100,10 +125,11 @@ export async function startGateway(options: { catalog: CatalogFile; env?: Record
   const catalogPath = join(dir, 'catalog.json');
   await writeFile(catalogPath, JSON.stringify(options.catalog));
   const prefix = `t${randomBytes(4).toString('hex')}`;
-  const keys = createRedisKeys(prefix, Number(options.env?.QUEUE_SHARDS ?? 1));
+  const redisEnv: Record<string, string> = TEST_REDIS_CLUSTER_NODES ? { REDIS_CLUSTER_NODES: TEST_REDIS_CLUSTER_NODES, QUEUE_SHARDS: CLUSTER_QUEUE_SHARDS } : { REDIS_URL: TEST_REDIS_URL };
+  const keys = createRedisKeys(prefix, Number(options.env?.QUEUE_SHARDS ?? redisEnv.QUEUE_SHARDS ?? 1));
   const port = await freePort();
   const env: Record<string, string> = {
-    REDIS_URL: TEST_REDIS_URL,
+    ...redisEnv,
     REDIS_PREFIX: prefix,
     DATABASE_URL: database.url,
     CATALOG: catalogPath,
@@ -114,7 +140,7 @@ export async function startGateway(options: { catalog: CatalogFile; env?: Record
   };
   const repository = createPostgresRepository(database.url);
   await repository.migrate();
-  const redis = new Redis(TEST_REDIS_URL);
+  const redis = testRedis();
   const origin = `http://127.0.0.1:${port}`;
   const webs: GatewayUnderTest['webs'] = [];
   for (let i = 0; i < (options.webs ?? 1); i++) {
