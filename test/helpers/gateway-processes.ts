@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
+import { inject } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './postgres.ts';
 import { createPostgresRepository } from '../../src/store/postgres/adapter.ts';
 import { generateApiKey } from '../../src/auth/api-key-secret.ts';
@@ -22,18 +23,20 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
 
 /**
- * Seed nodes of a Redis Cluster, when the suite runs against one (the `cluster` project of
- * vitest.config.ts): the gateway then runs on the cluster with its queue in several shards.
+ * Seed nodes of the Redis Cluster a suite runs against: the `cluster` project of vitest.config.ts
+ * provides them (test/helpers/cluster-setup.ts); null in the `redis` project. Only callable in a test.
  */
-export const TEST_REDIS_CLUSTER_NODES = process.env.TEST_REDIS_CLUSTER_NODES || null;
+export function testClusterNodes(): string | null {
+  return inject('redisClusterNodes') ?? null;
+}
 
 /** Queue shards of a gateway on the cluster: more than masters, so that each master holds some. */
 const CLUSTER_QUEUE_SHARDS = '4';
 
-/** A client of the Redis the gateways under test use: the test machine's, or the cluster. */
-export function testRedis(): Redis | Cluster {
-  if (!TEST_REDIS_CLUSTER_NODES) return new Redis(TEST_REDIS_URL);
-  return new Cluster(TEST_REDIS_CLUSTER_NODES.split(',').map((node) => ({ host: node.split(':')[0], port: Number(node.split(':')[1]) })));
+/** A client of the Redis the gateways under test use: the test machine's, or the cluster's. */
+export function testRedis(clusterNodes: string | null): Redis | Cluster {
+  if (!clusterNodes) return new Redis(TEST_REDIS_URL);
+  return new Cluster(clusterNodes.split(',').map((node) => ({ host: node.split(':')[0], port: Number(node.split(':')[1]) })));
 }
 
 /** A child process of the gateway with its captured output. */
@@ -119,13 +122,14 @@ export async function deletePrefix(redis: Redis | Cluster, prefix: string): Prom
 }
 
 /** Starts web + `workers` worker processes with the catalog and extra environment given. */
-export async function startGateway(options: { catalog: CatalogFile; env?: Record<string, string>; workers?: number; webs?: number }): Promise<GatewayUnderTest> {
+export async function startGateway(options: { catalog: CatalogFile; env?: Record<string, string>; workers?: number; webs?: number; clusterNodes?: string }): Promise<GatewayUnderTest> {
+  const clusterNodes = options.clusterNodes ?? testClusterNodes();
   const database: TestDatabase = await createTestDatabase();
   const dir = await mkdtemp(join(tmpdir(), 'gw-test-'));
   const catalogPath = join(dir, 'catalog.json');
   await writeFile(catalogPath, JSON.stringify(options.catalog));
   const prefix = `t${randomBytes(4).toString('hex')}`;
-  const redisEnv: Record<string, string> = TEST_REDIS_CLUSTER_NODES ? { REDIS_CLUSTER_NODES: TEST_REDIS_CLUSTER_NODES, QUEUE_SHARDS: CLUSTER_QUEUE_SHARDS } : { REDIS_URL: TEST_REDIS_URL };
+  const redisEnv: Record<string, string> = clusterNodes ? { REDIS_CLUSTER_NODES: clusterNodes, QUEUE_SHARDS: CLUSTER_QUEUE_SHARDS } : { REDIS_URL: TEST_REDIS_URL };
   const keys = createRedisKeys(prefix, Number(options.env?.QUEUE_SHARDS ?? redisEnv.QUEUE_SHARDS ?? 1));
   const port = await freePort();
   const env: Record<string, string> = {
@@ -140,7 +144,7 @@ export async function startGateway(options: { catalog: CatalogFile; env?: Record
   };
   const repository = createPostgresRepository(database.url);
   await repository.migrate();
-  const redis = testRedis();
+  const redis = testRedis(clusterNodes);
   const origin = `http://127.0.0.1:${port}`;
   const webs: GatewayUnderTest['webs'] = [];
   for (let i = 0; i < (options.webs ?? 1); i++) {
