@@ -31,7 +31,7 @@ import { RateLimiter } from './rate-limit/rate-limiter.ts';
 import { IdempotencyStore } from './idempotency/idempotency-store.ts';
 import { IDEMPOTENCY_TTL_MS } from './chat/idempotency-step.ts';
 
-// Activations reach every web process at once through RedisClient; this bounds how long a lost
+// Activations reach every web process at once through Redis; this bounds how long a lost
 // invalidation message can leave a process on the previous version.
 const PROMPT_CACHE_TTL_MS = 5_000;
 

@@ -43,7 +43,7 @@ const MAX_PRIORITY = 2_097_152;
 
 /**
  * BullMQ serves its wait list (plain jobs, FIFO) before any prioritized job, and a plain add
- * costs RedisClient less. So a request within its tenant's fair share is added plain, and only one
+ * costs Redis less. So a request within its tenant's fair share is added plain, and only one
  * beyond it gets its queue position as priority: a tenant's burst then waits behind every
  * other tenant's requests, and fairness costs something only when a tenant is over its share.
  */

@@ -56,7 +56,7 @@ function relay(request: FastifyRequest, reply: FastifyReply, dispatch: Dispatch,
 
 /**
  * The PII step: the policy's outcome; a block is audited and thrown before admission, so that
- * it costs RedisClient nothing. A mask or flag is audited once the request is admitted.
+ * it costs Redis nothing. A mask or flag is audited once the request is admitted.
  */
 function screenPii(services: CompletionServices, request: FastifyRequest, policy: TenantSettings['pii'], messages: ChatCompletionRequest['messages']) {
   try {
@@ -69,7 +69,7 @@ function screenPii(services: CompletionServices, request: FastifyRequest, policy
 
 /**
  * POST /v1/chat/completions after authentication and schema validation: resolve the prompt
- * and model, screen PII, admit (rate limits, idempotency claim and budget in one RedisClient round
+ * and model, screen PII, admit (rate limits, idempotency claim and budget in one Redis round
  * trip), enqueue, relay.
  */
 export async function handleCompletion(services: CompletionServices, request: FastifyRequest, body: ChatCompletionBody, reply: FastifyReply) {

@@ -20,7 +20,7 @@ export function decodeOutboxRecord(text: string): OutboxRecord {
 }
 
 /**
- * The write side of the outbox: usage records and audit events go to a RedisClient list first,
+ * The write side of the outbox: usage records and audit events go to a Redis list first,
  * so that a store outage delays them instead of losing them (DESIGN.md, Storage).
  */
 export class Outbox {

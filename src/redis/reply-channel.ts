@@ -28,9 +28,10 @@ interface Pending {
 /**
  * The web process's one subscription (made at boot) on which workers publish events
  * for every request this process waits for. It is a sharded channel (SSUBSCRIBE): on a
- * RedisClient Cluster a message goes to the one node that owns the channel, not to every node. Pub/sub is at-most-once, so every event
- * carries a sequence number and is also in the request's RedisClient Stream: a gap, a
- * reconnect or a long silence makes us read the stream instead of trusting the channel.
+ * Redis Cluster a message goes to the one node that owns the channel, not to every node.
+ * Pub/sub is at-most-once, so every event carries a sequence number and is also in the
+ * request's Redis Stream: a gap, a reconnect or a long silence makes us read the stream
+ * instead of trusting the channel.
  */
 export class ReplyChannel {
   readonly channel: string;

@@ -33,7 +33,7 @@ const INCLUDE = /^-- #include (\w[\w-]*)$/gm;
 
 /**
  * A script's source with its `-- #include <name>` lines replaced by src/redis/scripts/lib/<name>.lua
- * (each once, recursively): RedisClient has no modules, and scripts that share a step must not copy it.
+ * (each once, recursively): Redis has no modules, and scripts that share a step must not copy it.
  */
 export function scriptSource(file: string, included = new Set<string>()): string {
   const lua = readFileSync(new URL(`./scripts/${file}`, import.meta.url), 'utf8');
