@@ -10,6 +10,7 @@ import { ApiKeyAuthenticator } from './auth/api-key-authenticator.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { createJwtVerifier } from './auth/jwt/jwt-verifier.ts';
 import { CompletionDispatcher } from './chat/dispatcher.ts';
+import { JobBatcher } from './chat/job-batcher.ts';
 import type { CompletionServices } from './chat/pipeline.ts';
 import { createStore } from './store/create-store.ts';
 import type { Repository } from './store/repository.ts';
@@ -18,7 +19,7 @@ import { type RedisClient, assertNoEviction, boundedWait, closeRedis, connectRed
 import { defineScripts } from './redis/scripts.ts';
 import { ReplyChannel } from './redis/reply-channel.ts';
 import { listenForInvalidations } from './redis/invalidations.ts';
-import type { CompletionJob } from './queue/completion-job.ts';
+import type { CompletionBatch } from './queue/completion-job.ts';
 import { Outbox } from './outbox/outbox.ts';
 import type { AuditSink } from './audit/audit-event.ts';
 import { PromptCache, cacheKey } from './prompts/prompt-cache.ts';
@@ -84,7 +85,7 @@ export async function startWebTier(config: Config, log: Logger): Promise<WebTier
   const replies = new ReplyChannel({ subscriber, commands, keys, instanceId: ulid().toLowerCase(), silenceMs: 2_000, log });
   await replies.start();
   const queues = Array.from({ length: keys.queueShards }, (_, shard) => {
-    const queue = new Queue<CompletionJob>(COMPLETION_QUEUE, { connection: commands, prefix: keys.queuePrefix(shard), streams: { events: { maxLen: QUEUE_EVENTS_MAX_LEN } } });
+    const queue = new Queue<CompletionBatch>(COMPLETION_QUEUE, { connection: commands, prefix: keys.queuePrefix(shard), streams: { events: { maxLen: QUEUE_EVENTS_MAX_LEN } } });
     queue.on('error', onRedisError);
     return queue;
   });
@@ -99,7 +100,14 @@ export async function startWebTier(config: Config, log: Logger): Promise<WebTier
     limiter: new RateLimiter({ redis: commands, keys }),
     ledger,
     idempotency: new IdempotencyStore({ redis: commands, keys, ttlMs: IDEMPOTENCY_TTL_MS }),
-    dispatcher: new CompletionDispatcher({ queues, replies, commands, keys, deadlines: { queueDeadlineMs: env.QUEUE_DEADLINE_MS, requestTimeoutMs: env.REQUEST_TIMEOUT_MS }, policy: { fairShare: env.TENANT_FAIR_SHARE }, log }),
+    dispatcher: new CompletionDispatcher({
+      batcher: new JobBatcher(queues, keys, { fairShare: env.TENANT_FAIR_SHARE, maxBatch: env.QUEUE_BATCH_MAX, windowMs: env.QUEUE_BATCH_WINDOW_MS }),
+      replies,
+      commands,
+      keys,
+      deadlines: { queueDeadlineMs: env.QUEUE_DEADLINE_MS, requestTimeoutMs: env.REQUEST_TIMEOUT_MS },
+      log,
+    }),
     commands,
     keys,
     replyChannel: replies.channel,

@@ -1,16 +1,15 @@
 import type { RedisClient } from '../src/redis/connections.ts';
-import type { Worker } from 'bullmq';
+import type { Cancellations } from './cancellations.ts';
 
 /**
- * Listens for the web tier's cancellations (a client went away while its job ran) and
- * aborts the job's signal if this process runs it; the processor's undici call then
- * closes the upstream connection. One subscription per worker process.
+ * Listens for the web tier's cancellations (a client went away) and hands them to this
+ * process's registry, which aborts the request if it runs here (the undici call then closes
+ * the upstream connection) or remembers it for when its job starts. One subscription per
+ * worker process; every process hears every cancellation, since any may take the job.
  */
-export async function listenForCancellations(subscriber: RedisClient, channel: string, workers: readonly Worker[]): Promise<() => Promise<void>> {
-  subscriber.on('message', (from: string, jobId: string) => {
-    if (from !== channel) return;
-    // Only the worker of the job's shard runs it; the others find nothing to cancel.
-    for (const worker of workers) worker.cancelJob(jobId, 'client disconnected');
+export async function listenForCancellations(subscriber: RedisClient, channel: string, cancellations: Cancellations): Promise<() => Promise<void>> {
+  subscriber.on('message', (from: string, requestId: string) => {
+    if (from === channel) cancellations.cancel(requestId);
   });
   await subscriber.subscribe(channel);
   return async () => {

@@ -1,6 +1,7 @@
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
-import type { CompletionJob } from '../src/queue/completion-job.ts';
+import type { CompletionBatch, CompletionJob } from '../src/queue/completion-job.ts';
+import type { Cancellations } from './cancellations.ts';
 import type { RedisKeys } from '../src/redis/keys.ts';
 import type { ScriptedRedis } from '../src/redis/scripts.ts';
 import type { ProviderRegistry } from '../src/providers/registry.ts';
@@ -30,6 +31,8 @@ export interface ProcessorDeps {
   finishedEventsTtlMs: number;
   outbox: Outbox;
   ledger: BudgetLedger;
+  /** Cancellations of single requests, which may come before their job starts. */
+  cancellations: Cancellations;
   log: Logger;
 }
 
@@ -68,39 +71,63 @@ async function endInterrupted(deps: ProcessorDeps, data: CompletionJob, publishe
 }
 
 /**
- * The BullMQ processor for completion jobs. It must declare three parameters: BullMQ
- * passes the cancellation signal only to processors whose `length` is at least 3.
- * BullMQ is at-least-once, so a job whose worker died runs again: the re-run continues
- * the sequence numbers, does nothing when the first run finished, and ends a stream
- * that already reached the client with an error instead of repeating it.
+ * One request of a job. BullMQ is at-least-once, so a job whose worker died runs again: the
+ * re-run continues the sequence numbers, does nothing when the first run finished, and ends a
+ * stream that already reached the client with an error instead of repeating it. A request
+ * cancelled before it started ends at once, as cancelled, without calling the upstream.
+ */
+async function runRequest(deps: ProcessorDeps, data: CompletionJob, rerun: boolean, signal: AbortSignal): Promise<void> {
+  const log = rerun ? await readEventLog(deps.redis, deps.keys, data.tenantId, data.requestId) : null;
+  if (log?.finished) return;
+  // An idempotent request's events are its stored response: they live as long as its key. Other
+  // requests' events only serve gap repair, which needs them until shortly after the last one.
+  const ttlMs = data.idempotencyKey ? IDEMPOTENCY_TTL_MS : deps.eventsTtlMs;
+  const finalTtlMs = data.idempotencyKey ? IDEMPOTENCY_TTL_MS : deps.finishedEventsTtlMs;
+  const publisher = new EventPublisher({ redis: deps.redis, keys: deps.keys, tenantId: data.tenantId, requestId: data.requestId, channel: data.replyChannel, ttlMs, finalTtlMs, lastSeq: log?.lastSeq ?? 0 });
+  if (log?.sentChunks) return endInterrupted(deps, data, publisher, log);
+  const trace: RunTrace = { target: null, attempts: 0, text: '', reported: null, firstChunkAt: null };
+  const ctx: RunContext = { data, deps, publisher, signal, startedAt: Date.now(), trace };
+  let ending: Ending;
+  try {
+    if (signal.aborted) throw signal.reason;
+    const final = data.stream ? await runStream(ctx) : await runCompletion(ctx);
+    ending = { status: 'succeeded', error: null, final };
+  } catch (error) {
+    if (signal.aborted) {
+      ending = { status: 'cancelled', error: new ClientClosedRequestError(), final: null };
+    } else {
+      const clientError = toClientError(error, Math.max(1, trace.attempts));
+      deps.log.warn({ err: error, requestId: data.requestId, code: clientError.code }, 'completion failed');
+      ending = { status: 'failed', error: clientError, final: null };
+    }
+  }
+  await finish(deps, ctx, ending);
+}
+
+/**
+ * The BullMQ processor for completion jobs: every request of the job at once, each with its
+ * own signal (its client may go away alone). It must declare three parameters: BullMQ passes
+ * the cancellation signal only to processors whose `length` is at least 3.
  */
 export function createCompletionProcessor(deps: ProcessorDeps) {
-  return async (job: Job<CompletionJob>, _token: string | undefined, signal: AbortSignal | undefined): Promise<void> => {
+  return async (job: Job<CompletionBatch>, _token: string | undefined, signal: AbortSignal | undefined): Promise<void> => {
     if (!signal) throw new Error('BullMQ passed no abort signal; cancellation would not reach the upstream call');
-    const data = job.data;
-    const log = job.attemptsStarted > 1 ? await readEventLog(deps.redis, deps.keys, data.tenantId, data.requestId) : null;
-    if (log?.finished) return;
-    // An idempotent request's events are its stored response: they live as long as its key. Other
-    // requests' events only serve gap repair, which needs them until shortly after the last one.
-    const ttlMs = data.idempotencyKey ? IDEMPOTENCY_TTL_MS : deps.eventsTtlMs;
-    const finalTtlMs = data.idempotencyKey ? IDEMPOTENCY_TTL_MS : deps.finishedEventsTtlMs;
-    const publisher = new EventPublisher({ redis: deps.redis, keys: deps.keys, tenantId: data.tenantId, requestId: data.requestId, channel: data.replyChannel, ttlMs, finalTtlMs, lastSeq: log?.lastSeq ?? 0 });
-    if (log?.sentChunks) return endInterrupted(deps, data, publisher, log);
-    const trace: RunTrace = { target: null, attempts: 0, text: '', reported: null, firstChunkAt: null };
-    const ctx: RunContext = { data, deps, publisher, signal, startedAt: Date.now(), trace };
-    let ending: Ending;
-    try {
-      const final = data.stream ? await runStream(ctx) : await runCompletion(ctx);
-      ending = { status: 'succeeded', error: null, final };
-    } catch (error) {
-      if (signal.aborted) {
-        ending = { status: 'cancelled', error: new ClientClosedRequestError(), final: null };
-      } else {
-        const clientError = toClientError(error, Math.max(1, trace.attempts));
-        deps.log.warn({ err: error, requestId: data.requestId, code: clientError.code }, 'completion failed');
-        ending = { status: 'failed', error: clientError, final: null };
-      }
+    const rerun = job.attemptsStarted > 1;
+    const { requests } = job.data;
+    // A request of a shared job whose client left while the job waited is marked on its shard (a job of one is removed instead).
+    if (requests.length > 1) {
+      const marks = await deps.redis.zmscore(deps.keys.cancelled(deps.keys.shardOf(requests[0]!.tenantId)), ...requests.map((data) => data.requestId));
+      for (const [i, data] of requests.entries()) if (marks[i] !== null) deps.cancellations.cancel(data.requestId);
     }
-    await finish(deps, ctx, ending);
+    const runs = requests.map(async (data) => {
+      try {
+        await runRequest(deps, data, rerun, deps.cancellations.start(data.requestId, signal));
+      } finally {
+        deps.cancellations.end(data.requestId);
+      }
+    });
+    // Every request runs to its end before the job does; then the first failure fails the job.
+    const failed = (await Promise.allSettled(runs)).find((run) => run.status === 'rejected');
+    if (failed) throw failed.reason;
   };
 }

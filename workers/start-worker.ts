@@ -7,7 +7,8 @@ import { createRedisKeys, COMPLETION_QUEUE } from '../src/redis/keys.ts';
 import { assertNoEviction, boundedWait, closeRedis, connectRedis } from '../src/redis/connections.ts';
 import { defineScripts } from '../src/redis/scripts.ts';
 import { createProviderRegistry } from '../src/providers/registry.ts';
-import type { CompletionJob } from '../src/queue/completion-job.ts';
+import type { CompletionBatch } from '../src/queue/completion-job.ts';
+import { Cancellations } from './cancellations.ts';
 import { createCompletionProcessor } from './completion-processor.ts';
 import { listenForCancellations } from './cancel-listener.ts';
 import { Outbox } from '../src/outbox/outbox.ts';
@@ -18,7 +19,7 @@ import { storeSpendSource } from '../src/budget/store-spend-source.ts';
 
 /** A running worker: its BullMQ workers (one per queue shard) and a graceful stop. */
 export interface RunningWorker {
-  workers: ReadonlyArray<Worker<CompletionJob>>;
+  workers: ReadonlyArray<Worker<CompletionBatch>>;
   /** Finishes running jobs for up to the grace period, then hands the rest back (they stall and are re-run). */
   close(): Promise<void>;
 }
@@ -42,6 +43,8 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     connections: env.UPSTREAM_CONNECTIONS,
   });
   const repository = await createStore(config.store);
+  // A request cancelled while its job waits is remembered until the web tier would have given the job up.
+  const cancellations = new Cancellations(2 * env.QUEUE_DEADLINE_MS);
   const processor = createCompletionProcessor({
     redis,
     keys,
@@ -54,12 +57,13 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     finishedEventsTtlMs: Math.max(60_000, 3 * env.WORKER_LOCK_MS),
     outbox: new Outbox(redis, keys),
     ledger: new BudgetLedger({ redis, keys, spend: storeSpendSource(repository), reservationTtlMs: env.REQUEST_TIMEOUT_MS + 60_000 }),
+    cancellations,
     log,
   });
   // Every process consumes every shard, each with the whole concurrency: a tenant lives on one
   // shard, so splitting it would cap one busy tenant at a fraction of the process.
   const workers = Array.from({ length: keys.queueShards }, (_, shard) => {
-    const worker = new Worker<CompletionJob>(COMPLETION_QUEUE, processor, {
+    const worker = new Worker<CompletionBatch>(COMPLETION_QUEUE, processor, {
       connection: blocking,
       prefix: keys.queuePrefix(shard),
       concurrency: env.WORKER_CONCURRENCY,
@@ -70,7 +74,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     worker.on('error', (error) => log.error({ err: error, shard }, 'worker error'));
     return worker;
   });
-  const stopListening = await listenForCancellations(subscriber, keys.cancelChannel, workers);
+  const stopListening = await listenForCancellations(subscriber, keys.cancelChannel, cancellations);
   const drainer = new OutboxDrainer(redis, keys, repository, log);
   drainer.start();
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));

@@ -1,5 +1,4 @@
 import type { RedisClient } from '../redis/connections.ts';
-import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { CompletionJob } from '../queue/completion-job.ts';
 import { errorToPayload, isTerminal, type CompletionEvent } from '../queue/completion-events.ts';
@@ -7,6 +6,7 @@ import type { ReplyChannel } from '../redis/reply-channel.ts';
 import type { RedisKeys } from '../redis/keys.ts';
 import { GatewayError, ProviderTimeoutError, QueueTimeoutError, ServiceUnavailableError } from '../errors/gateway-error.ts';
 import { EventQueue } from './event-queue.ts';
+import type { JobBatcher, QueuedBatch } from './job-batcher.ts';
 
 /** One request in flight: its events, and a way to give it up. */
 export interface Dispatch {
@@ -33,48 +33,31 @@ export interface DispatchDeadlines {
   requestTimeoutMs: number;
 }
 
-/** How jobs are queued: a tenant's requests beyond its first `fairShare` outstanding wait behind other tenants'. */
-export interface QueueingPolicy {
-  fairShare: number;
-}
 
-// BullMQ's largest priority (2^21); a queue position beyond it waits with the last.
-const MAX_PRIORITY = 2_097_152;
-
-/**
- * BullMQ serves its wait list (plain jobs, FIFO) before any prioritized job, and a plain add
- * costs Redis less. So a request within its tenant's fair share is added plain, and only one
- * beyond it gets its queue position as priority: a tenant's burst then waits behind every
- * other tenant's requests, and fairness costs something only when a tenant is over its share.
- */
-export function jobPriority(queued: number, fairShare: number): number | undefined {
-  return queued <= fairShare ? undefined : Math.min(queued, MAX_PRIORITY);
-}
 
 function synthetic(error: GatewayError): CompletionEvent {
   return { seq: 0, type: 'error', payload: errorToPayload(error) };
 }
 
 /**
- * Enqueues completion jobs and routes their events back to the waiting request through
- * the process's reply channel, enforcing the pickup deadline and the request timeout.
+ * Enqueues completion requests (through the batcher, several to a job under load) and routes
+ * their events back to the waiting request through the process's reply channel, enforcing the
+ * pickup deadline and the request timeout.
  */
 export class CompletionDispatcher {
-  readonly #queues: ReadonlyArray<Queue<CompletionJob>>;
+  readonly #batcher: JobBatcher;
   readonly #replies: ReplyChannel;
   readonly #commands: RedisClient;
   readonly #keys: RedisKeys;
   readonly #deadlines: DispatchDeadlines;
-  readonly #policy: QueueingPolicy;
   readonly #log: Logger;
 
-  constructor(options: { queues: ReadonlyArray<Queue<CompletionJob>>; replies: ReplyChannel; commands: RedisClient; keys: RedisKeys; deadlines: DispatchDeadlines; policy: QueueingPolicy; log: Logger }) {
-    this.#queues = options.queues;
+  constructor(options: { batcher: JobBatcher; replies: ReplyChannel; commands: RedisClient; keys: RedisKeys; deadlines: DispatchDeadlines; log: Logger }) {
+    this.#batcher = options.batcher;
     this.#replies = options.replies;
     this.#commands = options.commands;
     this.#keys = options.keys;
     this.#deadlines = options.deadlines;
-    this.#policy = options.policy;
     this.#log = options.log;
   }
 
@@ -90,7 +73,6 @@ export class CompletionDispatcher {
       subscription.close();
       events.close();
     };
-    const queue = this.#queueOf(job.tenantId);
     const subscription = this.#replies.open(job.tenantId, job.requestId, (event) => {
       started = true;
       events.push(event);
@@ -101,14 +83,16 @@ export class CompletionDispatcher {
       events.push(synthetic(error));
       finish();
     };
-    const pickup = setTimeout(() => void this.#onPickupDeadline(queue, job.requestId, () => started || finished, subscription.probe, fail, options.onAbandoned), this.#deadlines.queueDeadlineMs);
+    const added = this.#batcher.add(job, options.queued);
+    // The timers act only on a job that is in Redis; a failed add is answered below.
+    const once = (then: (batch: QueuedBatch) => Promise<void> | void) => void added.then(then, () => undefined);
+    const pickup = setTimeout(() => once((batch) => this.#onPickupDeadline(batch, job.requestId, () => started || finished, subscription.probe, fail, options.onAbandoned)), this.#deadlines.queueDeadlineMs);
     const overall = setTimeout(() => {
-      this.#cancel(queue, job.requestId, options.onAbandoned);
+      once((batch) => this.#cancel(batch, job.requestId, options.onAbandoned));
       fail(new ProviderTimeoutError(`The request did not finish within ${this.#deadlines.requestTimeoutMs} ms.`));
     }, this.#deadlines.requestTimeoutMs);
     try {
-      const priority = jobPriority(options.queued, this.#policy.fairShare);
-      await queue.add('completion', job, { jobId: job.requestId, ...(priority ? { priority } : {}), removeOnComplete: true, removeOnFail: { age: 3600 } });
+      await added;
     } catch (error) {
       finish();
       this.#log.error({ err: error, requestId: job.requestId }, 'enqueue failed');
@@ -119,37 +103,50 @@ export class CompletionDispatcher {
       cancel: () => {
         if (finished) return;
         finish();
-        if (!options.resumable) this.#cancel(queue, job.requestId, options.onAbandoned);
+        if (!options.resumable) once((batch) => this.#cancel(batch, job.requestId, options.onAbandoned));
       },
     };
   }
 
-  /** The tenant's queue shard. */
-  #queueOf(tenantId: string): Queue<CompletionJob> {
-    const queue = this.#queues[this.#keys.shardOf(tenantId)];
-    if (!queue) throw new Error(`no queue for the shard of tenant '${tenantId}'`);
-    return queue;
-  }
-
-  async #onPickupDeadline(queue: Queue<CompletionJob>, requestId: string, heard: () => boolean, probe: () => Promise<void>, fail: (error: GatewayError) => void, onAbandoned: () => void): Promise<void> {
+  async #onPickupDeadline(batch: QueuedBatch, requestId: string, heard: () => boolean, probe: () => Promise<void>, fail: (error: GatewayError) => void, onAbandoned: () => void): Promise<void> {
     await probe();
     if (heard()) return;
     // remove() refuses a locked (running) job, so a job a worker just took keeps running.
-    const removed = await queue.remove(requestId).catch(() => 0);
-    if (removed === 1) onAbandoned();
-    if (removed === 1 && !heard()) {
-      const retryAfter = Math.max(1, Math.ceil(this.#deadlines.queueDeadlineMs / 1000));
-      fail(new QueueTimeoutError(this.#deadlines.queueDeadlineMs, retryAfter));
+    if (!(await batch.remove().catch(() => false))) {
+      // Not removed: a worker runs it, or it is gone (a Redis that lost its data), and then nothing will ever answer.
+      const state = await batch.queue.getJobState(batch.jobId).catch(() => null);
+      if (state !== 'unknown') return;
+      // A job that just finished is gone too, but its events are in the stream by then.
+      await probe();
+      if (heard()) return;
+      this.#log.warn({ requestId, jobId: batch.jobId }, 'the job vanished from the queue before a worker ran it');
+    } else {
+      batch.abandonCancelled();
     }
+    onAbandoned();
+    const retryAfter = Math.max(1, Math.ceil(this.#deadlines.queueDeadlineMs / 1000));
+    fail(new QueueTimeoutError(this.#deadlines.queueDeadlineMs, retryAfter));
   }
 
-  #cancel(queue: Queue<CompletionJob>, requestId: string, onAbandoned: () => void): void {
-    void queue
-      .remove(requestId)
-      .then(async (removed) => {
-        if (removed === 1) onAbandoned();
-        else await this.#commands.publish(this.#keys.cancelChannel, requestId);
-      })
-      .catch((error: unknown) => this.#log.warn({ err: error, requestId }, 'cancelling the job failed'));
+  /**
+   * The client went away: when every request of the job has, the job is removed if still waiting
+   * and their admissions undone. Otherwise the request is marked cancelled on its shard, for a
+   * worker that takes the job later, and the workers are told, for one that runs it now; that
+   * worker stops it and settles it as cancelled.
+   */
+  async #cancel(batch: QueuedBatch, requestId: string, onAbandoned: () => void): Promise<void> {
+    try {
+      const allGone = batch.cancel(requestId, onAbandoned);
+      if ((allGone || batch.removing) && (await batch.remove())) return batch.abandonCancelled();
+      const marks = this.#keys.cancelled(batch.shard);
+      const now = Date.now();
+      await Promise.all([
+        batch.requestIds.length > 1 ? this.#commands.zadd(marks, now, requestId) : null,
+        batch.requestIds.length > 1 ? this.#commands.zremrangebyscore(marks, '-inf', now - this.#deadlines.requestTimeoutMs) : null,
+        this.#commands.publish(this.#keys.cancelChannel, requestId),
+      ]);
+    } catch (error) {
+      this.#log.warn({ err: error, requestId }, 'cancelling the request failed');
+    }
   }
 }

@@ -33,3 +33,15 @@ export const CompletionJobSchema = Type.Object({
 
 /** Data of a completion job. */
 export type CompletionJob = Static<typeof CompletionJobSchema>;
+
+/**
+ * What one BullMQ job carries: one or more requests of one queue shard. BullMQ's add, fetch and
+ * finish cost Redis far more per job than the gateway's own steps per request, so under load the
+ * web tier sends the requests that arrive together as one job (src/chat/job-batcher.ts).
+ */
+export const CompletionBatchSchema = Type.Object({
+  requests: Type.Array(CompletionJobSchema, { minItems: 1 }),
+});
+
+/** Data of a completion batch job. */
+export type CompletionBatch = Static<typeof CompletionBatchSchema>;

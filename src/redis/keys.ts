@@ -13,8 +13,13 @@ export interface RedisKeys {
   queuePrefix(shard: number): string;
   /** Pub/sub channel of one web process; workers publish a request's events there. */
   replyChannel(instanceId: string): string;
-  /** Pub/sub channel on which web processes ask workers to cancel a running job. */
+  /** Pub/sub channel on which web processes ask workers to cancel a running request. */
   readonly cancelChannel: string;
+  /**
+   * Requests of one shard whose clients went away while their job, shared with other requests,
+   * waited (sorted set: request id → when): pub/sub reaches only workers listening at that moment.
+   */
+  cancelled(shard: number): string;
   /** The request's event log (Redis Stream), for gap repair and replay; in its tenant's slot, so its last write joins the settlement. */
   events(tenantId: string, requestId: string): string;
   /** One shard's records waiting to be written to the store (a list: producers LPUSH, drainers take from the right). */
@@ -63,6 +68,7 @@ export function createRedisKeys(prefix: string, queueShards = 1): RedisKeys {
     queuePrefix: shardTag,
     replyChannel: (instanceId: string) => `${prefix}:reply:${instanceId}`,
     cancelChannel: `${prefix}:cancel`,
+    cancelled: (shard: number) => `${shardTag(shard)}:cancelled`,
     events: (tenantId: string, requestId: string) => `${prefix}:{${tenantId}}:ev:${requestId}`,
     outboxItems: (shard: number) => `${shardTag(shard)}:outbox:items`,
     outboxLeases: (shard: number) => `${shardTag(shard)}:outbox:leases`,
