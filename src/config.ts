@@ -27,6 +27,8 @@ export const EnvSchema = Type.Object({
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' }),
   WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 10_000, default: 256, description: 'Jobs one worker process runs at once.' }),
   WORKER_LOCK_MS: Millis(30_000, 'BullMQ lock; a killed worker\'s job is recovered after about this long.'),
+  QUEUE_BATCH_MAX: Type.Integer({ minimum: 1, maximum: 1_000, default: 16, description: 'Most requests one queue job carries; requests that arrive while the previous job is being queued go together (1: a job per request).' }),
+  QUEUE_BATCH_WINDOW_MS: Type.Integer({ minimum: 0, maximum: 1_000, default: 0, description: 'How long a request arriving at an idle web process waits for others to share its job (0: not at all).' }),
   QUEUE_DEADLINE_MS: Millis(30_000, 'A job no worker picked up by then answers 503.'),
   REQUEST_TIMEOUT_MS: Millis(600_000, 'Longest a completion may take end to end at the web tier.'),
   UPSTREAM_CONNECT_TIMEOUT_MS: Millis(5_000, 'Connect timeout to a provider.'),
@@ -139,7 +141,7 @@ export function loadConfig(source: EnvSource = process.env, defaults: EnvSource 
   for (const [key, value] of Object.entries(source)) if (value !== undefined && value !== '') merged[key] = value;
   const env = Object.freeze(parseEnv(EnvSchema, merged));
   const redis = redisTargetOf(env);
-  if (!redis) throw new ConfigError('Invalid environment variable REDIS_URL: set REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster).');
+  if (!redis) throw new ConfigError('Invalid environment variable REDIS_URL: one Redis (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES) is required; it is not set.');
   const store = loadStoreConfig(merged);
   const secrets = { ...source };
   return Object.freeze({ env, redis, store, readSecret: (name: string) => secrets[name] });

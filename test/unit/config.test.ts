@@ -173,3 +173,26 @@ describe('readSecret', () => {
     expect(config.readSecret('OPENAI_API_KEY')).toBe('sk-first');
   });
 });
+
+describe('Redis selection', () => {
+  it('uses one Redis when only REDIS_URL is set, in one queue shard', () => {
+    const config = loadConfig(REQUIRED);
+    expect(config.redis).toEqual({ kind: 'single', url: REQUIRED.REDIS_URL });
+    expect(config.env.QUEUE_SHARDS).toBe(1);
+  });
+
+  it('lets REDIS_CLUSTER_NODES win over REDIS_URL, its seeds parsed', () => {
+    const config = loadConfig({ ...REQUIRED, REDIS_CLUSTER_NODES: '127.0.0.1:7000,redis-b.internal:7001', QUEUE_SHARDS: '8' });
+    expect(config.redis).toEqual({ kind: 'cluster', nodes: [{ host: '127.0.0.1', port: 7000 }, { host: 'redis-b.internal', port: 7001 }] });
+    expect(config.env.QUEUE_SHARDS).toBe(8);
+    expect(loadConfig({ ...REQUIRED, REDIS_URL: undefined, REDIS_CLUSTER_NODES: 'h:1' }).redis).toEqual({ kind: 'cluster', nodes: [{ host: 'h', port: 1 }] });
+  });
+
+  it.each(['127.0.0.1', '127.0.0.1:7000,', 'h:port', 'redis://h:7000'])('names REDIS_CLUSTER_NODES when it is not a list of host:port (%s)', (nodes) => {
+    expect(configError(() => loadConfig({ ...REQUIRED, REDIS_CLUSTER_NODES: nodes })).message).toMatch(/^Invalid environment variable REDIS_CLUSTER_NODES: /);
+  });
+
+  it('refuses no queue shards', () => {
+    expect(configError(() => loadConfig({ ...REQUIRED, QUEUE_SHARDS: '0' })).message).toMatch(/^Invalid environment variable QUEUE_SHARDS: /);
+  });
+});
