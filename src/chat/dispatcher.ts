@@ -33,8 +33,6 @@ export interface DispatchDeadlines {
   requestTimeoutMs: number;
 }
 
-
-
 function synthetic(error: GatewayError): CompletionEvent {
   return { seq: 0, type: 'error', payload: errorToPayload(error) };
 }
@@ -120,9 +118,8 @@ export class CompletionDispatcher {
       await probe();
       if (heard()) return;
       this.#log.warn({ requestId, jobId: batch.jobId }, 'the job vanished from the queue before a worker ran it');
-    } else {
-      batch.abandonCancelled();
     }
+    batch.abandonCancelled();
     onAbandoned();
     const retryAfter = Math.max(1, Math.ceil(this.#deadlines.queueDeadlineMs / 1000));
     fail(new QueueTimeoutError(this.#deadlines.queueDeadlineMs, retryAfter));
