@@ -26,6 +26,8 @@ export interface ClosedLoopOptions<T> {
 export interface ClosedLoopResult<T> {
   /** Answers checked good that ended inside the window. */
   completed: number;
+  /** Their latencies in ms, from sending the request to the end of the answer's body. */
+  latencyMs: number[];
   /** Seconds between the two probes. */
   windowS: number;
   /** Failed requests over the whole run (warm-up and the requests finishing after the window included). */
@@ -45,15 +47,20 @@ export async function runClosedLoop<T>(options: ClosedLoopOptions<T>): Promise<C
   let measuring = false;
   let stopping = false;
   let completed = 0;
+  const latencyMs: number[] = [];
   let errors = 0;
   let firstError: string | null = null;
 
   const connection = async () => {
     while (!stopping) {
       try {
+        const sentAt = performance.now();
         const response = await pool.request({ path: url.pathname, method: 'POST', headers: options.headers, body: options.body });
         checkAnswer(response.statusCode, await response.body.text(), options.stream);
-        if (measuring) completed++;
+        if (measuring) {
+          completed++;
+          latencyMs.push(performance.now() - sentAt);
+        }
       } catch (error) {
         errors++;
         firstError ??= error instanceof Error ? error.message : String(error);
@@ -78,5 +85,5 @@ export async function runClosedLoop<T>(options: ClosedLoopOptions<T>): Promise<C
     await Promise.all(connections);
     await pool.close();
   }
-  return { completed, errors, firstError, ...window };
+  return { completed, latencyMs, errors, firstError, ...window };
 }

@@ -39,10 +39,21 @@ async function ping(url: string): Promise<boolean> {
   }
 }
 
+/** Where and how to run the server. */
+export interface PrivateRedisOptions {
+  /** [redis-server] */
+  binary?: string;
+  /** A taskset CPU list (e.g. `0`): the server runs under `taskset -c <cpus>`, its threads included. */
+  cpus?: string;
+}
+
 /** Starts `redis-server` as production configures it for the gateway (noeviction), without persistence. */
-export async function startPrivateRedis(binary = 'redis-server'): Promise<PrivateRedis> {
+export async function startPrivateRedis(options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
+  const binary = options.binary ?? 'redis-server';
   const port = await freePort();
-  const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction', '--loglevel', 'warning'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const serverArgs = [binary, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction', '--loglevel', 'warning'];
+  const [command, ...args] = options.cpus === undefined ? serverArgs : ['taskset', '-c', options.cpus, ...serverArgs];
+  const child = spawn(command as string, args, { stdio: ['ignore', 'ignore', 'inherit'] });
   let spawnError: Error | null = null;
   child.once('error', (error) => {
     spawnError = error;

@@ -31,12 +31,53 @@ export async function readCpuSeconds(pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
 }
 
+/** Busy seconds of one `/proc/stat` line: everything but idle and iowait. */
+function busySeconds(line: string): number {
+  const fields = line.trim().split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields;
+  return (user + nice + system + irq + softirq + steal) / TICKS_PER_SECOND;
+}
+
 /** CPU seconds the whole machine has been busy (all cores; everything but idle and iowait). */
 export async function readMachineBusySeconds(): Promise<number> {
   const stat = await readFile('/proc/stat', 'utf8').catch(() => '');
-  const fields = (stat.split('\n', 1)[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
-  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields;
-  return (user + nice + system + irq + softirq + steal) / TICKS_PER_SECOND;
+  return busySeconds(stat.split('\n', 1)[0] ?? '');
+}
+
+/** Seconds each core (`cpu<N>` in /proc/stat) has been busy, softirq included, by core number. */
+export async function readCoreBusySeconds(): Promise<Map<number, number>> {
+  const stat = await readFile('/proc/stat', 'utf8').catch(() => '');
+  const cores = new Map<number, number>();
+  for (const line of stat.split('\n')) {
+    const match = /^cpu(\d+) /.exec(line);
+    if (match) cores.set(Number(match[1]), busySeconds(line));
+  }
+  return cores;
+}
+
+/** CPU seconds used so far by named processes and by each core, at one instant. */
+export interface CpuSample {
+  processes: Map<string, number>;
+  cores: Map<number, number>;
+}
+
+/** Reads the CPU seconds of `pids` (by name) and of every core. */
+export async function sampleCpu(pids: ReadonlyMap<string, number>): Promise<CpuSample> {
+  const processes = new Map(await Promise.all([...pids].map(async ([name, pid]) => [name, await readCpuSeconds(pid)] as const)));
+  return { processes, cores: await readCoreBusySeconds() };
+}
+
+/** The CPUs each thread of a process may run on (`Cpus_allowed_list`), distinct lists joined by ` / `; null when it is gone. */
+export async function readAffinity(pid: number): Promise<string | null> {
+  const tasks = await readdir(`/proc/${pid}/task`).catch(() => null);
+  if (tasks === null) return null;
+  const lists = new Set<string>();
+  for (const task of tasks) {
+    const status = await readFile(`/proc/${pid}/task/${task}/status`, 'utf8').catch(() => '');
+    const match = /^Cpus_allowed_list:\s*(\S+)/m.exec(status);
+    if (match) lists.add(match[1] as string);
+  }
+  return [...lists].join(' / ');
 }
 
 /** The pid of the first process whose command name is `name` (e.g. redis-server), or null. */

@@ -1,5 +1,6 @@
 /** The figures of bench/redis-cost.ts and its printed report (Markdown tables, as pasted in docs/benchmarks.md). */
 import type { CommandCost, RedisCost } from './redis-stats.ts';
+import { num, ratio, table } from './report-format.ts';
 
 /** Non-streamed, or streamed (the upstream's 20 chunks). */
 export type Mode = 'json' | 'sse';
@@ -41,23 +42,9 @@ export const TARGETS = { commands: 35, cpuUs: 110, sseExtraScriptCalls: 2 } as c
 
 const TOP_COMMANDS = 8;
 
-function num(value: number | undefined, digits = 1): string {
-  if (value === undefined || !Number.isFinite(value)) return '—';
-  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-}
-
-function ratio(base: number | undefined, mine: number | undefined): number | undefined {
-  return base === undefined || mine === undefined || base === 0 ? undefined : mine / base;
-}
-
 function verdict(value: number | undefined, limit: number): string {
   if (value === undefined || !Number.isFinite(value)) return `≤ ${limit}`;
   return `≤ ${limit}: ${value <= limit ? 'met' : 'missed'}`;
-}
-
-function table(header: string[], rows: string[][]): string {
-  const align = header.map((_, i) => (i === 0 ? '---' : '---:'));
-  return [header, align, ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
 }
 
 /** Per-completion figures of both sides for one mode, with ratios, the issue's figures and the targets. */

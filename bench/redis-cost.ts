@@ -13,25 +13,17 @@
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { startStack, BENCH_MODEL, type BenchStack } from './stack.ts';
+import { startStack, type BenchStack } from './stack.ts';
 import { startPrivateRedis } from './private-redis.ts';
 import { runClosedLoop } from './closed-loop.ts';
 import { costPer, sampleRedis, type RedisSample } from './redis-stats.ts';
 import { addWorktree, describeCheckout } from './base-worktree.ts';
-import { LARGE_MICROS } from './admission-tenant.ts';
+import { ALL_FEATURES_ENV, gatewayHeaders, prepareAllFeatures, rateLimitHeader, requestBody } from './all-features.ts';
+import { CleanupStack } from './cleanup-stack.ts';
 import { summariseLogs } from './child-logs.ts';
 import { formatReport, toJson, type Mode, type ModeResult, type RunSettings, type SideResult } from './redis-cost-report.ts';
 
 const CHECKOUT = fileURLToPath(new URL('../', import.meta.url));
-
-/** Every admission feature on, none refusing: limits far above what two cores can send. */
-const ALL_FEATURES_ENV = {
-  TENANT_RPM: '100000000',
-  KEY_RPM: '100000000',
-  TENANT_TPM: '10000000000',
-  KEY_TPM: '10000000000',
-  PII_DEFAULT_MODE: 'flag',
-};
 
 function readSettings(): RunSettings & { base: string; json: boolean } {
   const { values } = parseArgs({
@@ -70,55 +62,14 @@ const settings = (() => {
 const budgetMs = (30 + (settings.base === 'none' ? 1 : 2) * (90 + settings.modes.length * (settings.warmS + settings.durS + 20))) * 1000;
 
 // What to undo, last first; a side unwinds its own entries when it ends, the watchdog everything.
-const cleanups: Array<() => Promise<void>> = [];
-let aborted = false;
-
-function register(cleanup: () => Promise<void>): void {
-  if (aborted) void cleanup().catch(() => undefined); // the run was stopped while this was starting
-  else cleanups.push(cleanup);
-}
-
-async function unwind(downTo = 0): Promise<void> {
-  while (cleanups.length > downTo) {
-    const cleanup = cleanups.pop() as () => Promise<void>;
-    await cleanup().catch((error: unknown) => process.stderr.write(`cleanup: ${String(error)}\n`));
-  }
-}
-
-function abort(why: string, code: number): void {
-  process.stderr.write(`redis-cost: ${why}; cleaning up\n`);
-  aborted = true;
-  const forced = setTimeout(() => process.exit(code), 30_000);
-  void unwind().finally(() => {
-    clearTimeout(forced);
-    process.exit(code);
-  });
-}
-
-function requestBody(mode: Mode): string {
-  const base = { model: BENCH_MODEL, messages: [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Say hello to the benchmark.' }], max_tokens: 64 };
-  return JSON.stringify(mode === 'sse' ? { ...base, stream: true, stream_options: { include_usage: true } } : base);
-}
-
-/** One answer before the load: it must succeed, and its x-ratelimit header shows the limiter ran. */
-async function rateLimitHeader(stack: BenchStack): Promise<string | null> {
-  const response = await fetch(`${stack.gatewayUrl}/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
-    body: requestBody('json'),
-    signal: AbortSignal.timeout(10_000),
-  });
-  const text = await response.text();
-  if (response.status !== 200) throw new Error(`first completion: status ${response.status}: ${text.slice(0, 200)}`);
-  return response.headers.get('x-ratelimit-limit-requests');
-}
+const cleanups = new CleanupStack('redis-cost');
 
 async function measureMode(stack: BenchStack, monitor: Redis, mode: Mode, name: string): Promise<ModeResult> {
   process.stderr.write(`  ${name} ${mode} ×${settings.connections} … `);
   const run = await runClosedLoop<RedisSample>({
     url: `${stack.gatewayUrl}/chat/completions`,
-    headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
-    body: requestBody(mode),
+    headers: gatewayHeaders(stack),
+    body: requestBody(mode === 'sse'),
     stream: mode === 'sse',
     connections: settings.connections,
     warmS: settings.warmS,
@@ -133,11 +84,10 @@ async function measureMode(stack: BenchStack, monitor: Redis, mode: Mode, name: 
 
 /** Starts a private Redis and the stack from `root` (this checkout when undefined), loads every mode, stops both. */
 async function measureSide(role: SideResult['role'], label: string, root: string | undefined): Promise<{ side: SideResult; logs: string }> {
-  const mark = cleanups.length;
-  try {
+  return cleanups.scope(async () => {
     process.stderr.write(`${role} ${label}: starting a private Redis, upstream, database, web and worker…\n`);
     const redisServer = await startPrivateRedis();
-    register(() => redisServer.stop());
+    cleanups.register(() => redisServer.stop());
     const stack = await startStack({
       redisUrl: redisServer.url,
       root,
@@ -147,45 +97,35 @@ async function measureSide(role: SideResult['role'], label: string, root: string
       upstreamConnections: settings.connections * 2,
       nodeOptions: { web: '', worker: '' },
       env: ALL_FEATURES_ENV,
-      prepareTenant: async (repository, tenantId) => {
-        await repository.budgets.createPolicy({ id: 'bud_bench_day', tenantId, feature: null, window: 'day', limitMicros: LARGE_MICROS });
-      },
+      prepareTenant: prepareAllFeatures,
     });
-    register(() => stack.close());
+    cleanups.register(() => stack.close());
     const monitor = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
-    register(async () => monitor.disconnect());
+    cleanups.register(async () => monitor.disconnect());
     const side: SideResult = { role, label, modes: {}, rateLimitHeader: await rateLimitHeader(stack) };
     for (const mode of settings.modes) side.modes[mode] = await measureMode(stack, monitor, mode, role);
     const { web, workers } = stack.processes;
     return { side, logs: summariseLogs([web, ...workers].map((p) => p.output()).join('\n')) };
-  } finally {
-    await unwind(mark);
-  }
+  });
 }
 
 async function main(): Promise<number> {
   process.stderr.write(`redis-cost: bounded to ${Math.round(budgetMs / 1000)} s\n`);
-  const watchdog = setTimeout(() => abort(`over its ${Math.round(budgetMs / 1000)} s budget`, 2), budgetMs);
-  watchdog.unref();
-  process.once('SIGINT', () => abort('SIGINT', 130));
-  process.once('SIGTERM', () => abort('SIGTERM', 130));
+  const disarm = cleanups.guard(budgetMs);
   const measured: Array<{ side: SideResult; logs: string }> = [];
   try {
     const label = await describeCheckout(CHECKOUT);
     if (settings.base !== 'none') {
-      const mark = cleanups.length;
-      const worktree = await addWorktree(CHECKOUT, settings.base);
-      register(() => worktree.remove());
-      try {
+      await cleanups.scope(async () => {
+        const worktree = await addWorktree(CHECKOUT, settings.base);
+        cleanups.register(() => worktree.remove());
         measured.push(await measureSide('base', worktree.commit.slice(0, 7), worktree.root));
-      } finally {
-        await unwind(mark);
-      }
+      });
     }
     measured.push(await measureSide('this', label, undefined));
   } finally {
-    clearTimeout(watchdog);
-    await unwind();
+    disarm();
+    await cleanups.unwind();
   }
   const sides = measured.map((m) => m.side);
   process.stdout.write(`\n${formatReport(settings, sides)}\n`);
@@ -198,9 +138,9 @@ async function main(): Promise<number> {
 }
 
 main().then(
-  (code) => process.exit(code),
+  (code) => cleanups.exit(code),
   (error: unknown) => {
     process.stderr.write(`redis-cost failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
+    cleanups.exit(1);
   },
 );

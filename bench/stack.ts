@@ -36,6 +36,8 @@ export interface StackOptions {
   root?: string;
   /** Sets up the tenant further (budgets, plan…) through that project's repository, before web and worker start. */
   prepareTenant?: (repository: Repository, tenantId: string) => Promise<void>;
+  /** taskset CPU lists: web and workers on `gateway`, the upstream on `upstream` [unpinned]. */
+  cpus?: { gateway: string; upstream: string };
 }
 
 /** A running stack. */
@@ -100,6 +102,29 @@ function benchCatalog(upstreamUrl: string): CatalogFile {
   };
 }
 
+/** A running bench/upstream.ts. */
+export interface BenchUpstream {
+  /** Base URL ending in /v1. */
+  url: string;
+  process: GatewayProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts this checkout's bench/upstream.ts (under `taskset -c <cpus>` when given); resolves once it listens. */
+export async function startUpstream(cpus?: string): Promise<BenchUpstream> {
+  const upstream = spawnEntry('bench/upstream.ts', {}, ROOT, cpus);
+  try {
+    const url = await waitFor('upstream', upstream, async () => {
+      const line = upstream.output().split('\n').find((l) => l.startsWith('{"url"'));
+      return line === undefined ? null : (JSON.parse(line) as { url: string }).url;
+    });
+    return { url, process: upstream, stop: () => stop(upstream) };
+  } catch (error) {
+    await stop(upstream);
+    throw error;
+  }
+}
+
 /** Starts upstream, database, web and worker; resolves once a completion went through end to end. */
 export async function startStack(options: StackOptions): Promise<BenchStack> {
   const cleanups: Array<() => Promise<void>> = [];
@@ -107,12 +132,8 @@ export async function startStack(options: StackOptions): Promise<BenchStack> {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((error: unknown) => console.error('cleanup:', error));
   };
   try {
-    const upstream = spawnEntry('bench/upstream.ts', {});
-    cleanups.push(() => stop(upstream));
-    const upstreamUrl = await waitFor('upstream', upstream, async () => {
-      const line = upstream.output().split('\n').find((l) => l.startsWith('{"url"'));
-      return line === undefined ? null : (JSON.parse(line) as { url: string }).url;
-    });
+    const { url: upstreamUrl, process: upstream, stop: stopUpstream } = await startUpstream(options.cpus?.upstream);
+    cleanups.push(stopUpstream);
 
     const root = options.root ?? ROOT;
     const { store, keys } = await importStore(root);
@@ -154,9 +175,9 @@ export async function startStack(options: StackOptions): Promise<BenchStack> {
       ...options.env,
     };
     const origin = `http://127.0.0.1:${port}`;
-    const web = spawnEntry('src/server.ts', { ...env, NODE_OPTIONS: options.nodeOptions.web }, root);
+    const web = spawnEntry('src/server.ts', { ...env, NODE_OPTIONS: options.nodeOptions.web }, root, options.cpus?.gateway);
     cleanups.push(() => stop(web));
-    const workers = Array.from({ length: options.workers }, () => spawnEntry('workers/main.ts', { ...env, NODE_OPTIONS: options.nodeOptions.worker }, root));
+    const workers = Array.from({ length: options.workers }, () => spawnEntry('workers/main.ts', { ...env, NODE_OPTIONS: options.nodeOptions.worker }, root, options.cpus?.gateway));
     for (const worker of workers) cleanups.push(() => stop(worker));
     await waitFor('web', web, async () => ((await fetch(`${origin}/readyz`)).status === 200 ? true : null));
     // The worker logs "worker ready" only at info level; a completion that comes back proves one consumes jobs.

@@ -71,10 +71,14 @@ export interface GatewayUnderTest {
 }
 
 
-/** Spawns `node <entry>` with the given environment, capturing its output; `root` is the project it runs from. */
-export function spawnEntry(entry: string, env: Record<string, string>, root = ROOT): GatewayProcess {
+/**
+ * Spawns `node <entry>` with the given environment, capturing its output; `root` is the project it runs from.
+ * With `cpus` (a taskset list, e.g. `0`) it runs under `taskset -c <cpus>`, which execs node: the pid is node's.
+ */
+export function spawnEntry(entry: string, env: Record<string, string>, root = ROOT, cpus?: string): GatewayProcess {
   let output = '';
-  const child = spawn(process.execPath, [entry], { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const [command, args] = cpus === undefined ? [process.execPath, [entry]] : ['taskset', ['-c', cpus, process.execPath, entry]];
+  const child = spawn(command, args, { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout?.on('data', (data: Buffer) => (output += data.toString()));
   child.stderr?.on('data', (data: Buffer) => (output += data.toString()));
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));

@@ -1,0 +1,44 @@
+/**
+ * The gateway set-up of the benches that compare two revisions: every admission feature on and none
+ * refusing (API key, rate limits far above what the machine can send, a budget policy, PII `flag`).
+ */
+import { BENCH_MODEL, type BenchStack, type StackOptions } from './stack.ts';
+import { LARGE_MICROS } from './admission-tenant.ts';
+
+/** Environment of web and worker: the rate limiter runs on every request and never refuses. */
+export const ALL_FEATURES_ENV: Record<string, string> = {
+  TENANT_RPM: '100000000',
+  KEY_RPM: '100000000',
+  TENANT_TPM: '10000000000',
+  KEY_TPM: '10000000000',
+  PII_DEFAULT_MODE: 'flag',
+};
+
+/** One budget policy (a day of 10¹⁵ µ): checked and settled on every request, never refusing. */
+export const prepareAllFeatures: NonNullable<StackOptions['prepareTenant']> = async (repository, tenantId) => {
+  await repository.budgets.createPolicy({ id: 'bud_bench_day', tenantId, feature: null, window: 'day', limitMicros: LARGE_MICROS });
+};
+
+/** The benches' request body (system + user message, `max_tokens: 64`); streamed, it asks for usage. */
+export function requestBody(stream: boolean): string {
+  const base = { model: BENCH_MODEL, messages: [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Say hello to the benchmark.' }], max_tokens: 64 };
+  return JSON.stringify(stream ? { ...base, stream: true, stream_options: { include_usage: true } } : base);
+}
+
+/** Headers of a gateway request with the stack's key. */
+export function gatewayHeaders(stack: BenchStack): Record<string, string> {
+  return { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' };
+}
+
+/** One answer before the load: it must succeed, and its x-ratelimit header shows the limiter ran. */
+export async function rateLimitHeader(stack: BenchStack): Promise<string | null> {
+  const response = await fetch(`${stack.gatewayUrl}/chat/completions`, {
+    method: 'POST',
+    headers: gatewayHeaders(stack),
+    body: requestBody(false),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`first completion: status ${response.status}: ${text.slice(0, 200)}`);
+  return response.headers.get('x-ratelimit-limit-requests');
+}
