@@ -81,12 +81,12 @@ export class CompletionDispatcher {
       events.push(synthetic(error));
       finish();
     };
-    const added = this.#batcher.add(job, options.queued);
+    const added = this.#batcher.add(job, options.queued, options.onAbandoned);
     // The timers act only on a job that is in Redis; a failed add is answered below.
     const once = (then: (batch: QueuedBatch) => Promise<void> | void) => void added.then(then, () => undefined);
-    const pickup = setTimeout(() => once((batch) => this.#onPickupDeadline(batch, job.requestId, () => started || finished, subscription.probe, fail, options.onAbandoned)), this.#deadlines.queueDeadlineMs);
+    const pickup = setTimeout(() => once((batch) => this.#onPickupDeadline(batch, job.requestId, () => started || finished, subscription.probe, fail)), this.#deadlines.queueDeadlineMs);
     const overall = setTimeout(() => {
-      once((batch) => this.#cancel(batch, job.requestId, options.onAbandoned));
+      once((batch) => this.#cancel(batch, job.requestId));
       fail(new ProviderTimeoutError(`The request did not finish within ${this.#deadlines.requestTimeoutMs} ms.`));
     }, this.#deadlines.requestTimeoutMs);
     try {
@@ -101,26 +101,25 @@ export class CompletionDispatcher {
       cancel: () => {
         if (finished) return;
         finish();
-        if (!options.resumable) once((batch) => this.#cancel(batch, job.requestId, options.onAbandoned));
+        if (!options.resumable) once((batch) => this.#cancel(batch, job.requestId));
       },
     };
   }
 
-  async #onPickupDeadline(batch: QueuedBatch, requestId: string, heard: () => boolean, probe: () => Promise<void>, fail: (error: GatewayError) => void, onAbandoned: () => void): Promise<void> {
+  async #onPickupDeadline(batch: QueuedBatch, requestId: string, heard: () => boolean, probe: () => Promise<void>, fail: (error: GatewayError) => void): Promise<void> {
     await probe();
     if (heard()) return;
     // remove() refuses a locked (running) job, so a job a worker just took keeps running.
     if (!(await batch.remove().catch(() => false))) {
-      // Not removed: a worker runs it, or it is gone (a Redis that lost its data), and then nothing will ever answer.
+      // Not removed: a worker runs it, or it is gone (a Redis that lost its data) or failed, and then nothing will answer.
       const state = await batch.queue.getJobState(batch.jobId).catch(() => null);
-      if (state !== 'unknown') return;
+      if (state !== 'unknown' && state !== 'failed') return;
       // A job that just finished is gone too, but its events are in the stream by then.
       await probe();
       if (heard()) return;
-      this.#log.warn({ requestId, jobId: batch.jobId }, 'the job vanished from the queue before a worker ran it');
+      this.#log.warn({ requestId, jobId: batch.jobId, state }, 'the job ended or vanished without answering');
+      batch.vanished();
     }
-    batch.abandonCancelled();
-    onAbandoned();
     const retryAfter = Math.max(1, Math.ceil(this.#deadlines.queueDeadlineMs / 1000));
     fail(new QueueTimeoutError(this.#deadlines.queueDeadlineMs, retryAfter));
   }
@@ -131,10 +130,11 @@ export class CompletionDispatcher {
    * worker that takes the job later, and the workers are told, for one that runs it now; that
    * worker stops it and settles it as cancelled.
    */
-  async #cancel(batch: QueuedBatch, requestId: string, onAbandoned: () => void): Promise<void> {
+  async #cancel(batch: QueuedBatch, requestId: string): Promise<void> {
     try {
-      const allGone = batch.cancel(requestId, onAbandoned);
-      if ((allGone || batch.removing) && (await batch.remove())) return batch.abandonCancelled();
+      if (batch.removed) return;
+      // A failed removal still leaves the marks below: the request must not run.
+      if (batch.cancel(requestId) && (await batch.remove().catch(() => false))) return;
       const marks = this.#keys.cancelled(batch.shard);
       const now = Date.now();
       await Promise.all([

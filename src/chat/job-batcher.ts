@@ -31,48 +31,66 @@ export class QueuedBatch {
   readonly shard: number;
   readonly queue: Queue<CompletionBatch>;
   readonly requestIds: readonly string[];
-  readonly #cancelled = new Map<string, () => void>();
+  /** What undoes each request's admission should the job never run; emptied once done. */
+  readonly #undo: Map<string, () => void>;
+  readonly #gone = new Set<string>();
   #removal: Promise<boolean> | null = null;
+  #removed = false;
 
-  constructor(shard: number, queue: Queue<CompletionBatch>, requestIds: readonly string[]) {
+  constructor(shard: number, queue: Queue<CompletionBatch>, members: ReadonlyArray<{ requestId: string; onAbandoned: () => void }>) {
     this.shard = shard;
     this.queue = queue;
-    this.requestIds = requestIds;
-    this.jobId = requestIds[0] as string;
+    this.requestIds = members.map((member) => member.requestId);
+    this.jobId = this.requestIds[0] as string;
+    this.#undo = new Map(members.map((member) => [member.requestId, member.onAbandoned]));
+  }
+
+  /** Marks a request whose client went away; true when every request of the job has gone. */
+  cancel(requestId: string): boolean {
+    this.#gone.add(requestId);
+    return this.#gone.size === this.requestIds.length;
+  }
+
+  /** Whether the job was removed: nothing will answer its requests but the web tier. */
+  get removed(): boolean {
+    return this.#removed;
   }
 
   /**
-   * Marks a request whose client went away, with what undoes its admission should the job never
-   * run; true when every request of the job has gone.
-   */
-  cancel(requestId: string, onAbandoned: () => void): boolean {
-    this.#cancelled.set(requestId, onAbandoned);
-    return this.#cancelled.size === this.requestIds.length;
-  }
-
-  /** Undoes, once, the admission of every request that went away so far (their job was removed before it ran). */
-  abandonCancelled(): void {
-    for (const onAbandoned of this.#cancelled.values()) onAbandoned();
-    this.#cancelled.clear();
-  }
-
-  /** Whether a removal was tried: a request that goes away afterwards only needs its answer. */
-  get removing(): boolean {
-    return this.#removal !== null;
-  }
-
-  /**
-   * Removes the job if no worker has taken it (BullMQ refuses to remove a locked, running job);
-   * one attempt per job, whose answer every request of it shares.
+   * Removes the job if no worker has taken it (BullMQ refuses to remove a locked, running job),
+   * and then undoes the admission of every request of it, once: one whose client left (an
+   * idempotent one too, whose key would otherwise stay claimed) as well as one still waiting.
+   * Concurrent callers share one attempt; a failed attempt may be tried again.
    */
   remove(): Promise<boolean> {
-    this.#removal ??= this.queue.remove(this.jobId).then((removed) => removed === 1);
+    this.#removal ??= this.queue.remove(this.jobId).then(
+      (count) => {
+        if (count === 1) this.#abandon();
+        return count === 1;
+      },
+      (error: unknown) => {
+        this.#removal = null;
+        throw error;
+      },
+    );
     return this.#removal;
+  }
+
+  /** The job vanished before any worker ran it (its Redis lost it): undo every request's admission, once. */
+  vanished(): void {
+    this.#abandon();
+  }
+
+  #abandon(): void {
+    this.#removed = true;
+    for (const onAbandoned of this.#undo.values()) onAbandoned();
+    this.#undo.clear();
   }
 }
 
 interface Pending {
   job: CompletionJob;
+  onAbandoned: () => void;
   priority: number | undefined;
   resolve(batch: QueuedBatch): void;
   reject(error: unknown): void;
@@ -104,8 +122,11 @@ export class JobBatcher {
     this.#policy = policy;
   }
 
-  /** Queues the request; resolves with the job it went into once that job is in Redis. */
-  add(job: CompletionJob, queued: number): Promise<QueuedBatch> {
+  /**
+   * Queues the request; resolves with the job it went into once that job is in Redis.
+   * `onAbandoned` undoes its admission if the job is removed before any worker runs it.
+   */
+  add(job: CompletionJob, queued: number, onAbandoned: () => void): Promise<QueuedBatch> {
     const priority = jobPriority(queued, this.#policy.fairShare);
     const shard = this.#keys.shardOf(job.tenantId);
     const name = priority === undefined ? `${shard}` : `${shard}:${job.tenantId}`;
@@ -116,7 +137,7 @@ export class JobBatcher {
       group = { shard, queue, pending: [], adding: 0, timer: null };
       this.#groups.set(name, group);
     }
-    const added = new Promise<QueuedBatch>((resolve, reject) => group.pending.push({ job, priority, resolve, reject }));
+    const added = new Promise<QueuedBatch>((resolve, reject) => group.pending.push({ job, onAbandoned, priority, resolve, reject }));
     this.#schedule(name, group);
     return added;
   }
@@ -137,7 +158,7 @@ export class JobBatcher {
       return;
     }
     const requests = members.map((member) => member.job);
-    const batch = new QueuedBatch(group.shard, group.queue, requests.map((request) => request.requestId));
+    const batch = new QueuedBatch(group.shard, group.queue, members.map((member) => ({ requestId: member.job.requestId, onAbandoned: member.onAbandoned })));
     // A tenant's prioritized job waits as long as its earliest request would have.
     const priorities = members.flatMap((member) => (member.priority === undefined ? [] : [member.priority]));
     const priority = priorities.length > 0 ? Math.min(...priorities) : undefined;

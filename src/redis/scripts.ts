@@ -32,7 +32,7 @@ export type ScriptedRedis<Client extends RedisClient = RedisClient> = Client & R
 const INCLUDE = /^-- #include (\w[\w-]*)$/gm;
 
 /**
- * A script's source with its `-- #include <name>` lines replaced by src/redis/scripts/lib/<name>.lua
+ * A script's source with its `-- #include <name>` lines replaced by src/redis/scripts/<name>.inc.lua
  * (each once, recursively): Redis has no modules, and scripts that share a step must not copy it.
  */
 export function scriptSource(file: string, included = new Set<string>()): string {

@@ -54,6 +54,8 @@ async function drain(): Promise<void> {
   for (const queue of queues) await queue.drain(true);
 }
 
+const noop = () => undefined;
+
 function batcher(policy: Partial<BatchingPolicy> = {}): JobBatcher {
   return new JobBatcher(queues, keys, { fairShare: 4, maxBatch: 8, windowMs: 0, ...policy });
 }
@@ -62,7 +64,7 @@ describe('JobBatcher', () => {
   it('adds a request to an idle queue at once, as a job of its own named after it', async () => {
     await drain();
     const alone = request('solo');
-    const batch = await batcher().add(alone, 1);
+    const batch = await batcher().add(alone, 1, noop);
     expect(batch.jobId).toBe(alone.requestId);
     expect(await jobsOf(keys.shardOf('solo'))).toEqual([{ id: alone.requestId, priority: 0, requests: [alone.requestId] }]);
   });
@@ -71,7 +73,7 @@ describe('JobBatcher', () => {
     await drain();
     const gatherer = batcher({ maxBatch: 8 });
     const requests = Array.from({ length: 25 }, () => request('busy'));
-    const batches = await Promise.all(requests.map((r) => gatherer.add(r, 1)));
+    const batches = await Promise.all(requests.map((r) => gatherer.add(r, 1, noop)));
     const jobs = await jobsOf(keys.shardOf('busy'));
     expect(jobs.length).toBeLessThan(requests.length);
     expect(Math.max(...jobs.map((job) => job.requests.length))).toBeLessThanOrEqual(8);
@@ -87,7 +89,7 @@ describe('JobBatcher', () => {
     const quiet = ['quiet-a', 'quiet-b', 'quiet-c', 'quiet-d'].find((tenant) => keys.shardOf(tenant) === shard) as string;
     const noisy = [request('noisy'), request('noisy'), request('noisy')];
     const calm = request(quiet);
-    await Promise.all([gatherer.add(noisy[0]!, 6), gatherer.add(noisy[1]!, 5), gatherer.add(calm, 1), gatherer.add(noisy[2]!, 7)]);
+    await Promise.all([gatherer.add(noisy[0]!, 6, noop), gatherer.add(noisy[1]!, 5, noop), gatherer.add(calm, 1, noop), gatherer.add(noisy[2]!, 7, noop)]);
     const jobs = await jobsOf(shard);
     expect(jobs).toContainEqual({ id: calm.requestId, priority: 0, requests: [calm.requestId] });
     expect(jobs).toContainEqual({ id: noisy[0]!.requestId, priority: 5, requests: noisy.map((r) => r.requestId) });
@@ -99,25 +101,28 @@ describe('JobBatcher', () => {
     await drain();
     const gatherer = batcher({ windowMs: 30 });
     const first = request('windowed');
-    const pending = gatherer.add(first, 1);
+    const pending = gatherer.add(first, 1, noop);
     await new Promise((resolve) => setTimeout(resolve, 10));
     const second = request('windowed');
-    await Promise.all([pending, gatherer.add(second, 1)]);
+    await Promise.all([pending, gatherer.add(second, 1, noop)]);
     expect(await jobsOf(keys.shardOf('windowed'))).toEqual([{ id: first.requestId, priority: 0, requests: [first.requestId, second.requestId] }]);
   });
 
-  it('removes a waiting job once for all its requests', async () => {
+  it('removes a waiting job once for all its requests, and undoes every one of them once, those still waiting too', async () => {
     await drain();
     const gatherer = batcher({ windowMs: 20 });
-    const [a, b] = [request('gone'), request('gone')];
-    const [batch] = await Promise.all([gatherer.add(a, 1), gatherer.add(b, 1)]);
+    const [a, b, c] = [request('gone'), request('gone'), request('gone')];
     const abandoned: string[] = [];
-    expect(batch!.cancel(a.requestId, () => abandoned.push(a.requestId))).toBe(false);
-    expect(batch!.cancel(b.requestId, () => abandoned.push(b.requestId))).toBe(true);
+    const undo = (id: string) => () => abandoned.push(id);
+    const [batch] = await Promise.all([a, b, c].map((r) => gatherer.add(r, 1, undo(r.requestId))));
+    expect(batch!.cancel(a.requestId)).toBe(false);
+    expect(batch!.cancel(b.requestId)).toBe(false);
+    expect(batch!.removed).toBe(false);
     expect(await Promise.all([batch!.remove(), batch!.remove()])).toEqual([true, true]);
-    batch!.abandonCancelled();
-    batch!.abandonCancelled();
-    expect(abandoned.sort()).toEqual([a.requestId, b.requestId].sort());
+    expect(await batch!.remove()).toBe(true);
+    batch!.vanished();
+    expect(batch!.removed).toBe(true);
+    expect(abandoned.sort()).toEqual([a.requestId, b.requestId, c.requestId].sort());
     expect(await jobsOf(keys.shardOf('gone'))).toEqual([]);
   });
 });
