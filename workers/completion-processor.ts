@@ -17,6 +17,7 @@ import { buildUsageRecord } from './usage-record.ts';
 import type { RetryPolicy } from './retry.ts';
 import type { BudgetLedger } from '../src/budget/budget-ledger.ts';
 import { IDEMPOTENCY_TTL_MS } from '../src/chat/idempotency-step.ts';
+import { retryUnavailable } from '../src/redis/retry-unavailable.ts';
 
 /** What the processor needs, built once by the worker's composition root. */
 export interface ProcessorDeps {
@@ -42,7 +43,9 @@ type Ending = { status: UsageStatus; error: null; final: { type: 'result' | 'don
 /**
  * Queues the usage record, then ends the request: its last event, the settlement and the
  * idempotency claim in one call. The record is in the outbox before the client can see the
- * answer, so a job that dies in between is re-run rather than left unrecorded.
+ * answer, so a job that dies in between is re-run rather than left unrecorded. Each write is
+ * retried while Redis is unreachable: the upstream has answered, and a master away for a few
+ * seconds must not lose the record, the settlement or the answer.
  */
 async function finish(deps: ProcessorDeps, ctx: { data: CompletionJob; trace: RunTrace; startedAt: number; publisher: EventPublisher }, ending: Ending): Promise<void> {
   const produced = ctx.trace.text !== '' || ctx.trace.reported !== null;
@@ -50,7 +53,8 @@ async function finish(deps: ProcessorDeps, ctx: { data: CompletionJob; trace: Ru
   // A cancelled request's error is never read; its record says only that it was cancelled.
   const errorCode = ending.status === 'cancelled' ? null : (ending.error?.code ?? null);
   const record = buildUsageRecord(ctx.data, ctx.trace, { status: ending.status, errorCode, usage, startedAt: ctx.startedAt, endedAt: Date.now() }, deps.models);
-  const recorded = deps.outbox.push(record.tenantId, { kind: 'usage', record });
+  // Pushing twice after a lost reply is harmless: the store writes a usage record once per request id.
+  const recorded = retryUnavailable(() => deps.outbox.push(record.tenantId, { kind: 'usage', record }));
   const claim = ctx.data.idempotencyKey;
   const requestEnding: RequestEnding = {
     settlement: deps.ledger.settlement(record.tenantId, record.requestId, ctx.data.budgetKeys, record.costMicros),

@@ -4,6 +4,7 @@ import { encodeEventLine, encodeReplyMessage, errorToPayload, parseEventLine, is
 import { contentText } from '../src/catalog/tokens.ts';
 import type { ChatCompletionChunk } from '../src/providers/types.ts';
 import type { GatewayError } from '../src/errors/gateway-error.ts';
+import { retryUnavailable } from '../src/redis/retry-unavailable.ts';
 
 /** How a request ends in Redis, besides its last event: the settlement and the idempotency claim. */
 export interface RequestEnding {
@@ -17,6 +18,9 @@ export interface RequestEnding {
  * channel, plain commands in one pipelined write (no script: a stream costs one round trip per
  * network read upstream, and nothing but the commands themselves). The last events go with
  * the settlement and the idempotency claim in one script call (`finish`).
+ *
+ * Chunk batches are sent once: after one fails, it and every later one wait for `finish`,
+ * which must not be lost to a Redis master away for a few seconds, and so is retried.
  */
 export class EventPublisher {
   readonly #redis: ScriptedRedis;
@@ -27,6 +31,8 @@ export class EventPublisher {
   readonly #finalTtlMs: number;
   #seq: number;
   #batch: EventLine[] = [];
+  /** Events handed to #append and not known to be in the stream, oldest first. */
+  #unsent: EventLine[] = [];
   #expiring = false;
   #scheduled = false;
   #tail: Promise<void> = Promise.resolve();
@@ -55,18 +61,22 @@ export class EventPublisher {
   }
 
   /**
-   * Sends the terminal event with whatever is still queued, settles and ends the claim in the
-   * same call, then publishes them. `before` (the outbox write) is in Redis before any of it.
+   * Sends the terminal event with whatever is still queued or unsent, settles and ends the claim
+   * in the same call, then publishes them; each step is retried while Redis is unreachable
+   * (the script skips events already in the stream, and the web ignores repeated ones).
+   * `before` (the outbox write) is in Redis before any of it.
    */
   async finish(type: 'result' | 'done' | 'error', payload: string, ending: RequestEnding, before: Promise<unknown>): Promise<void> {
     this.#scheduled = false;
-    const events = [...this.#batch, { seq: ++this.#seq, line: encodeEventLine(type, payload) }];
+    this.#unsent.push(...this.#batch, { seq: ++this.#seq, line: encodeEventLine(type, payload) });
     this.#batch = [];
-    await this.#tail;
+    // A failed batch's events are still in #unsent.
+    await this.#tail.catch(() => undefined);
+    const events = this.#unsent;
     // A cluster may serve the outbox from another node: only once it holds the record may the end be seen.
     if (this.#redis.isCluster) await before;
-    const finished = finishRequest(this.#redis, { streamKey: this.#streamKey, ttlMs: this.#finalTtlMs, events, ...ending });
-    const published = this.#publish(events);
+    const finished = retryUnavailable(() => finishRequest(this.#redis, { streamKey: this.#streamKey, ttlMs: this.#finalTtlMs, events, ...ending }));
+    const published = retryUnavailable(() => this.#publish(events));
     await Promise.all([before, finished, published]);
   }
 
@@ -80,8 +90,13 @@ export class EventPublisher {
     this.#scheduled = false;
     const batch = this.#batch;
     this.#batch = [];
-    const sent = this.#tail.then(() => this.#append(batch));
-    // finish() reports the failure; until then it must not count as unhandled.
+    this.#unsent.push(...batch);
+    // Batches go one after another, so a batch that succeeds is at the front of #unsent.
+    const sent = this.#tail.then(async () => {
+      await this.#append(batch);
+      this.#unsent.splice(0, batch.length);
+    });
+    // finish() sends the events again; the failure must not count as unhandled meanwhile.
     sent.catch(() => undefined);
     this.#tail = sent;
   }

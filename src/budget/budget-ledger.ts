@@ -144,8 +144,14 @@ export class BudgetLedger {
       reply = await admit(this.#redis, request);
       if (reply.reserve?.[0] === 'missing') throw new Error(`Budget counters of tenant '${input.tenantId}' vanished while being rebuilt`);
     }
-    const outcome = reply.reserve ? outcomeOf(reply.reserve, windows, [outstanding, ...counters.flatMap((c) => [c.hash, c.expiries])]) : null;
+    const outcome = reply.reserve ? outcomeOf(reply.reserve, windows, settlementKeysOf(outstanding, counters)) : null;
     return { reply, outcome };
+  }
+
+  /** The keys that a reservation of `input` made now is settled with: what `admit` returns as `keys`. */
+  settlementKeys(input: ReserveRequest): string[] {
+    const windows = this.#windowCounters(input.tenantId, input.policies, this.#now());
+    return settlementKeysOf(this.#keys.outstanding(input.tenantId), input.credit ? [...windows, this.#creditCounter(input.tenantId)] : windows);
   }
 
   /**
@@ -241,6 +247,10 @@ export class BudgetLedger {
 // Relative, so that only the injected clock decides, never Redis's.
 function keepMs(window: WindowCounter, now: Date): number {
   return window.end.getTime() + KEEP_AFTER_END_MS - now.getTime();
+}
+
+function settlementKeysOf(outstanding: string, counters: readonly BudgetCounterKeys[]): string[] {
+  return [outstanding, ...counters.flatMap((c) => [c.hash, c.expiries])];
 }
 
 function pick<T>(items: readonly T[], oneBasedIndexes: readonly number[]): T[] {

@@ -17,7 +17,7 @@ import { readFeature } from './feature.ts';
 import { limitsOf } from './rate-limit-step.ts';
 import { readIdempotencyKey, readLastEventId } from './idempotency-step.ts';
 import { estimateCostMicros, reservationOf } from './budget-step.ts';
-import { admitRequest } from './admission-step.ts';
+import { admitRequest, type Admission, type AdmissionInput } from './admission-step.ts';
 import { buildJob } from './build-job.ts';
 import { followEvents } from './follow-events.ts';
 import { relayJson } from './relay-json.ts';
@@ -26,6 +26,8 @@ import type { CompletionDispatcher, Dispatch } from './dispatcher.ts';
 import { applyPiiPolicy, auditPii } from './pii-step.ts';
 import type { AuditSink } from '../audit/audit-event.ts';
 import { PiiDetectedError } from '../errors/gateway-error.ts';
+import { isRedisUnavailable } from '../redis/connections.ts';
+import { retryUnavailable } from '../redis/retry-unavailable.ts';
 
 /** Everything a completion passes through on the web tier, built once by the composition root. */
 export interface CompletionServices {
@@ -68,6 +70,29 @@ function screenPii(services: CompletionServices, request: FastifyRequest, policy
 }
 
 /**
+ * Gives back what admission took for a request that will not run: its idempotency claim (so a
+ * retry with the same key runs) and its reservation. Both are safe to repeat, and are retried
+ * while Redis is away, after the client has its answer.
+ */
+function giveBack(services: CompletionServices, request: FastifyRequest, idempotencyKey: string | null, budgetKeys: string[]): void {
+  const { tenantId } = request.principal;
+  if (idempotencyKey) void retryUnavailable(() => services.idempotency.release(tenantId, idempotencyKey, request.id)).catch((error: unknown) => request.log.warn({ err: error }, 'releasing the idempotency key failed'));
+  void retryUnavailable(() => services.ledger.settle(tenantId, request.id, budgetKeys, 0)).catch((error: unknown) => request.log.warn({ err: error }, 'releasing the budget reservation failed'));
+}
+
+/** Admits the request; when Redis could not be reached, gives back whatever the admission may have taken. */
+async function admitOrGiveBack(services: CompletionServices, request: FastifyRequest, input: AdmissionInput, reply: FastifyReply): Promise<Admission> {
+  try {
+    return await admitRequest(services, input, reply);
+  } catch (error) {
+    // A connection lost with the script's reply does not say whether the script ran: the client's
+    // 503 must not leave a claim its retry would wait on, or a reservation held until it expires.
+    if (isRedisUnavailable(error)) giveBack(services, request, input.idempotencyKey, services.ledger.settlementKeys(input.reservation));
+    throw error;
+  }
+}
+
+/**
  * POST /v1/chat/completions after authentication and schema validation: resolve the prompt
  * and model, screen PII, admit (rate limits, idempotency claim and budget in one Redis round
  * trip), enqueue, relay.
@@ -85,7 +110,7 @@ export async function handleCompletion(services: CompletionServices, request: Fa
   const chat = { ...resolvedChat, messages: pii.messages };
   const stream = chat.stream === true;
   const estimateMicros = estimateCostMicros(chat, resolved, promptTokens);
-  const admission = await admitRequest(services, {
+  const admission = await admitOrGiveBack(services, request, {
     principal,
     tokens: promptTokens + (resolvedChat.max_completion_tokens ?? resolvedChat.max_tokens ?? 0),
     limits: limitsOf(settings.plan, services.env),
@@ -101,10 +126,7 @@ export async function handleCompletion(services: CompletionServices, request: Fa
   }
   const claimKey = idempotencyKey ? services.idempotency.keyFor(principal.tenantId, idempotencyKey) : null;
   const job = buildJob(request.id, principal, services.replyChannel, chat, resolved, { feature, prompt, piiFlags: pii.categories, idempotencyKey: claimKey, budgetKeys: admission.budgetKeys });
-  const abandon = () => {
-    if (idempotencyKey) void services.idempotency.release(principal.tenantId, idempotencyKey, request.id).catch((error: unknown) => request.log.warn({ err: error }, 'releasing the idempotency key failed'));
-    void services.ledger.settle(principal.tenantId, request.id, admission.budgetKeys, 0).catch((error: unknown) => request.log.warn({ err: error }, 'releasing the budget reservation failed'));
-  };
+  const abandon = () => giveBack(services, request, idempotencyKey, admission.budgetKeys);
   let dispatch: Dispatch;
   try {
     dispatch = await services.dispatcher.dispatch(job, { queued: admission.queued, resumable: idempotencyKey !== null, onAbandoned: abandon });

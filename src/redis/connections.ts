@@ -82,10 +82,12 @@ export async function boundedWait(work: Promise<unknown>, ms = 1000): Promise<vo
 }
 
 // ioredis reports an unreachable server with these messages (and MaxRetriesPerRequestError);
-// it has no common class for them.
-// On a cluster, a master that is down or failing over answers CLUSTERDOWN, or ioredis has no
-// connection for the slot yet.
-const UNAVAILABLE = /Stream isn't writeable|Connection is closed|ECONNREFUSED|ECONNRESET|ETIMEDOUT|max retries per request|CLUSTERDOWN|TRYAGAIN|Failed to refresh slots cache|None of startup nodes is available|Cluster isn't ready/i;
+// it has no common class for them. On a cluster, a master that is down or failing over answers
+// CLUSTERDOWN or TRYAGAIN, ioredis has no connection for the slot yet ("Cluster isn't ready",
+// "Connection is closed."), aborts what was in flight, or gives up after `maxRedirections`
+// retries of those ("Too many Cluster redirections"); a master restarted with persistence
+// answers LOADING until it has read its data back.
+const UNAVAILABLE = /Stream isn't writeable|Connection is closed|Command aborted due to connection close|ECONNREFUSED|ECONNRESET|ETIMEDOUT|max retries per request|CLUSTERDOWN|TRYAGAIN|^LOADING |Too many Cluster redirections|Failed to refresh slots cache|None of startup nodes is available|Cluster isn't ready/i;
 
 /** Whether an error means Redis cannot be reached (a 503 for the client, not a 500). */
 export function isRedisUnavailable(error: unknown): boolean {

@@ -29,8 +29,10 @@ export interface FakeUpstream {
   /** Base URL ending in `/v1`. */
   url: string;
   requests: RecordedRequest[];
-  /** Queues behaviours for the next requests, in order; an empty queue answers `ok`. */
+  /** Queues behaviours for the next requests, in order; an empty queue answers the default behaviour. */
   script(behaviours: Behaviour[]): void;
+  /** What requests get once the queue is empty: `ok` until set here, and again after reset(). */
+  answerByDefault(behaviour: Behaviour): void;
   /** Resolves once the client closed request `n`'s connection before its response completed. */
   waitForClose(n: number, timeoutMs?: number): Promise<void>;
   /** Forgets the queue and the recorded requests. */
@@ -53,6 +55,7 @@ class FakeUpstreamServer implements FakeUpstream {
   url = '';
   readonly requests: RecordedRequest[] = [];
   readonly #queue: Behaviour[] = [];
+  #fallback: Behaviour = { kind: 'ok' };
   readonly #closeWaiters = new Map<number, Array<() => void>>();
   readonly #server = createServer((req, res) => {
     void this.#handle(req, res).catch(() => res.destroy());
@@ -67,8 +70,13 @@ class FakeUpstreamServer implements FakeUpstream {
     this.#queue.push(...behaviours);
   }
 
+  answerByDefault(behaviour: Behaviour): void {
+    this.#fallback = behaviour;
+  }
+
   reset(): void {
     this.#queue.length = 0;
+    this.#fallback = { kind: 'ok' };
     this.requests.length = 0;
   }
 
@@ -115,7 +123,7 @@ class FakeUpstreamServer implements FakeUpstream {
     } catch {
       return sendJson(res, 400, { error: { message: 'Invalid JSON body', type: 'invalid_request_error' } });
     }
-    const behaviour = this.#queue.shift() ?? { kind: 'ok' };
+    const behaviour = this.#queue.shift() ?? this.#fallback;
     const record: RecordedRequest = { index: this.requests.length, headers: req.headers, body, behaviour: behaviour.kind, clientClosed: false };
     this.requests.push(record);
     let serverBroke = false;

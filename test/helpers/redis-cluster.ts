@@ -14,7 +14,7 @@ export interface RedisCluster {
   /** Every master as `127.0.0.1:PORT`, comma-separated, in the order of `ports`. */
   nodes: string;
   ports: number[];
-  /** SIGKILLs master `index`, starts it again on its port with its nodes.conf, and resolves once the cluster is ok. */
+  /** SIGKILLs master `index`, starts it again on its port with its directory (nodes.conf, and the append-only file with persistence), and resolves once the cluster is ok. */
   restart(index: number): Promise<void>;
   /** Kills every node and removes their directories. */
   stop(): Promise<void>;
@@ -25,6 +25,8 @@ interface ClusterNode {
   /** The cluster bus port, chosen rather than Redis' default of port + 10000, which is over 65535 for most ephemeral ports. */
   busPort: number;
   dir: string;
+  /** Append-only file fsynced on every write, so that a restart loses nothing. */
+  persistence: boolean;
   child: ChildProcess | null;
 }
 
@@ -35,9 +37,9 @@ const POLL_MS = 100;
 const INSTALL_HINT = 'install redis-server (and redis-tools for redis-cli), 7.0 or newer: apt-get install redis-server redis-tools';
 
 /** Runs redis-cli and returns its exit code and output, whatever the code. */
-function redisCli(args: string[]): Promise<{ code: number; output: string }> {
+function redisCli(args: string[], timeoutMs = 5_000): Promise<{ code: number; output: string }> {
   return new Promise((resolve, reject) => {
-    execFile('redis-cli', args, { timeout: 5_000 }, (error, stdout, stderr) => {
+    execFile('redis-cli', args, { timeout: timeoutMs }, (error, stdout, stderr) => {
       if ((error as NodeJS.ErrnoException | null)?.code === 'ENOENT') reject(new Error(`redis-cli is not on the PATH: ${INSTALL_HINT}`));
       else resolve({ code: error ? Number(error.code ?? 1) || 1 : 0, output: `${stdout}${stderr}`.trim() });
     });
@@ -76,7 +78,7 @@ async function startNode(node: ClusterNode): Promise<void> {
     '--port', String(node.port), '--bind', '127.0.0.1',
     '--cluster-enabled', 'yes', '--cluster-port', String(node.busPort),
     '--cluster-config-file', join(node.dir, 'nodes.conf'), '--cluster-node-timeout', '2000',
-    '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction',
+    '--save', '', ...(node.persistence ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']), '--maxmemory-policy', 'noeviction',
     '--dir', node.dir, '--logfile', join(node.dir, 'redis.log'),
   ], { stdio: ['ignore', 'ignore', 'pipe'] });
   node.child = child;
@@ -136,13 +138,18 @@ async function formCluster(nodes: ClusterNode[]): Promise<void> {
   const failed = started.find((result) => result.status === 'rejected');
   if (failed) throw failed.reason;
   const addresses = nodes.map((node) => `127.0.0.1:${node.port}`);
-  const created = await redisCli(['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes']);
+  // redis-cli polls once a second until every node has met the others; on a busy machine that took over 5 s.
+  const created = await redisCli(['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'], CLUSTER_OK_MS);
   if (created.code !== 0) throw new Error(`redis-cli --cluster create exited with ${created.code}:\n${created.output}`);
   await waitForClusterOk(nodes, `after \`redis-cli --cluster create\`, which printed:\n${created.output}`);
 }
 
-/** Starts `masters` (default 3, the fewest Redis Cluster accepts) masters and forms a cluster of them. */
-export async function startRedisCluster(options: { masters?: number } = {}): Promise<RedisCluster> {
+/**
+ * Starts `masters` (default 3, the fewest Redis Cluster accepts) masters and forms a cluster of them.
+ * With `persistence` each master keeps an append-only file, as a production master does, so a
+ * restarted one comes back with its data; without it (the default) it comes back empty.
+ */
+export async function startRedisCluster(options: { masters?: number; persistence?: boolean } = {}): Promise<RedisCluster> {
   const masters = options.masters ?? 3;
   if (!Number.isInteger(masters) || masters < 3) throw new Error(`a Redis Cluster needs at least 3 masters, not ${masters}`);
   await requireBinaries();
@@ -150,7 +157,7 @@ export async function startRedisCluster(options: { masters?: number } = {}): Pro
   const nodes: ClusterNode[] = [];
   try {
     for (let i = 0; i < masters; i++) {
-      nodes.push({ port: ports[i] as number, busPort: ports[masters + i] as number, dir: await mkdtemp(join(tmpdir(), 'redis-cluster-')), child: null });
+      nodes.push({ port: ports[i] as number, busPort: ports[masters + i] as number, dir: await mkdtemp(join(tmpdir(), 'redis-cluster-')), persistence: options.persistence ?? false, child: null });
     }
     await formCluster(nodes);
   } catch (error) {

@@ -17,8 +17,10 @@
   ARGV[6]     the claim: 'complete', 'release' or 'none'
   ARGV[7…]    pairs: sequence number (integer ≥ 1), event line ("<type> <payload>")
 
-  Entries get the id 0-<seq>, so a reader resumes after any sequence number with XRANGE;
-  a sequence number not above the last one is an error (two writers for one request).
+  Entries get the id 0-<seq>, so a reader resumes after any sequence number with XRANGE.
+  An event whose sequence number is not above the stream's last one is already there and
+  is skipped: the worker calls again when a reply was lost with its connection, and sends
+  again the events of a chunk batch that failed (workers/publish.ts).
 
   Returns 1 when the reservation was settled now, 0 when it had been before.
 ]]
@@ -27,7 +29,12 @@
 
 local id = ARGV[2]
 for i = 7, #ARGV, 2 do
-  redis.call('XADD', KEYS[1], '0-' .. ARGV[i], 'e', ARGV[i + 1])
+  -- pcall and this one refusal rather than reading the last id first: the usual call then
+  -- costs no extra command, and every other error still ends the script.
+  local added = redis.pcall('XADD', KEYS[1], '0-' .. ARGV[i], 'e', ARGV[i + 1])
+  if type(added) == 'table' and added.err and not string.find(added.err, 'equal or smaller than the target stream top item', 1, true) then
+    return redis.error_reply(added.err)
+  end
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 

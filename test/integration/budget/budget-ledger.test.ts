@@ -178,6 +178,15 @@ describe('settle', () => {
     expect(await reserve(1_000, [day])).toMatchObject({ ok: true });
   });
 
+  it('settlementKeys names the keys a reservation returns, so one whose reply was lost can be released', async () => {
+    spend.toppedUp = 1_000;
+    const input = { tenantId: tenant, requestId: 'req_lost', estimateMicros: 300, policies: [policy('p-day', 'day', 1_000), policy('p-month', 'month', 5_000)], credit: true, maxQueued: Infinity };
+    const outcome = await ledger.reserve(input);
+    expect(outcome).toMatchObject({ ok: true, keys: ledger.settlementKeys(input) });
+    expect(await ledger.settle(tenant, 'req_lost', ledger.settlementKeys(input), 0)).toBe('settled');
+    expect(await counters(input.policies[0] as BudgetPolicy)).toEqual({ spent: 0, reserved: 0 });
+  });
+
   it('refuses keys of another tenant', async () => {
     const r = await reserved(1, []);
     await expect(ledger.settle('someone-else', r.requestId, r.keys, 1)).rejects.toThrow(/not those of tenant/);

@@ -147,3 +147,29 @@ describe('after SIGKILL and restart of one master', () => {
     expect(new Set(received.map((entry) => entry.channel))).toEqual(new Set(channels));
   });
 });
+
+describe('with persistence, after SIGKILL and restart of one master', () => {
+  let persistent: RedisCluster;
+
+  beforeAll(async () => {
+    persistent = await startRedisCluster({ masters: MASTERS, persistence: true });
+  });
+
+  afterAll(async () => {
+    await persistent?.stop();
+  });
+
+  it('keeps every write it acknowledged', async () => {
+    const port = persistent.ports[RESTARTED] as number;
+    const node = nodeClient(port);
+    const ranges = (await node.cluster('SLOTS')).filter(([, , master]) => master?.[1] === port);
+    let key = '';
+    for (let n = 0; !key; n++) {
+      const slot = await node.cluster('KEYSLOT', `${prefix}-kept-${n}`);
+      if (ranges.some(([start, end]) => slot >= start && slot <= end)) key = `${prefix}-kept-${n}`;
+    }
+    await node.set(key, 'written before the restart');
+    await persistent.restart(RESTARTED);
+    expect(await nodeClient(port).get(key)).toBe('written before the restart');
+  });
+});

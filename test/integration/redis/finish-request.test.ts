@@ -1,0 +1,71 @@
+/** finish-request-n.lua against real Redis: a call repeated after a lost reply, or after a failed chunk batch, changes nothing twice. */
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { BudgetLedger } from '../../../src/budget/budget-ledger.ts';
+import { createRedisKeys } from '../../../src/redis/keys.ts';
+import { defineScripts, finishRequest, type EventLine } from '../../../src/redis/scripts.ts';
+import type { BudgetPolicy } from '../../../src/store/repository.ts';
+import { deletePrefix, TEST_REDIS_URL } from '../../helpers/gateway-processes.ts';
+
+const prefix = `tfr${randomBytes(4).toString('hex')}`;
+const keys = createRedisKeys(prefix);
+const redis = defineScripts(new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null }));
+const ledger = new BudgetLedger({ redis, keys, spend: { spentMicros: async () => 0, creditToppedUp: async () => null }, reservationTtlMs: 60_000 });
+const tenant = 'acme';
+const day: BudgetPolicy = { id: 'p-day', tenantId: tenant, feature: null, window: 'day', limitMicros: 1_000_000, createdAt: new Date(0) };
+let requestId: string;
+let requests = 0;
+
+const events = (...seqs: number[]): EventLine[] => seqs.map((seq) => ({ seq, line: `chunk {"n":${seq}}` }));
+
+async function finish(budgetKeys: string[], lines: EventLine[]): Promise<boolean> {
+  return finishRequest(redis, { streamKey: keys.events(tenant, requestId), ttlMs: 60_000, events: lines, settlement: ledger.settlement(tenant, requestId, budgetKeys, 300), claim: null });
+}
+
+async function streamSeqs(): Promise<number[]> {
+  return (await redis.xrange(keys.events(tenant, requestId), '-', '+')).map(([id]) => Number(id.slice(2)));
+}
+
+async function reservedKeys(): Promise<string[]> {
+  const outcome = await ledger.reserve({ tenantId: tenant, requestId, estimateMicros: 500, policies: [day], credit: false, maxQueued: Infinity });
+  if (!outcome.ok) throw new Error(`reservation refused: ${JSON.stringify(outcome)}`);
+  return outcome.keys;
+}
+
+beforeEach(() => {
+  requestId = `req_${++requests}`;
+});
+
+afterEach(async () => {
+  await deletePrefix(redis, prefix);
+});
+
+afterAll(() => {
+  redis.disconnect();
+});
+
+describe('finishRequest', () => {
+  it('appends, settles once and reports it; the same call again appends and charges nothing', async () => {
+    const budgetKeys = await reservedKeys();
+    expect(await finish(budgetKeys, events(1, 2, 3))).toBe(true);
+    expect(await finish(budgetKeys, events(1, 2, 3))).toBe(false);
+    expect(await streamSeqs()).toEqual([1, 2, 3]);
+    const snapshot = await ledger.snapshot(tenant, [day], false);
+    expect(snapshot.budgets[0]).toMatchObject({ spentMicros: 300, reservedMicros: 0 });
+    expect(await redis.zcard(keys.outstanding(tenant))).toBe(0);
+  });
+
+  it('adds only the events the stream lacks when earlier ones are already there', async () => {
+    const budgetKeys = await reservedKeys();
+    await redis.xadd(keys.events(tenant, requestId), '0-1', 'e', 'chunk {"n":1}');
+    expect(await finish(budgetKeys, events(1, 2, 3, 4))).toBe(true);
+    expect(await streamSeqs()).toEqual([1, 2, 3, 4]);
+  });
+
+  it('still fails on any other error of XADD', async () => {
+    const budgetKeys = await reservedKeys();
+    await redis.set(keys.events(tenant, requestId), 'not a stream');
+    await expect(finish(budgetKeys, events(1))).rejects.toThrow(/WRONGTYPE/);
+  });
+});
