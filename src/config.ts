@@ -25,7 +25,7 @@ export const EnvSchema = Type.Object({
   MONGODB_URI: Type.Optional(Type.String({ pattern: '^mongodb(\\+srv)?://', description: 'MongoDB store; wins over DATABASE_URL.' })),
   CATALOG: Type.String({ minLength: 1, description: 'Path of the catalog file (JSON or YAML).' }),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' }),
-  WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 10_000, default: 256, description: 'Jobs one worker process runs at once.' }),
+  WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 10_000, default: 256, description: 'Jobs one worker process runs at once, per queue shard; a job carries up to QUEUE_BATCH_MAX requests.' }),
   WORKER_LOCK_MS: Millis(30_000, 'BullMQ lock; a killed worker\'s job is recovered after about this long.'),
   QUEUE_BATCH_MAX: Type.Integer({ minimum: 1, maximum: 1_000, default: 16, description: 'Most requests one queue job carries; requests that arrive while the previous job is being queued go together (1: a job per request).' }),
   QUEUE_BATCH_WINDOW_MS: Type.Integer({ minimum: 0, maximum: 1_000, default: 0, description: 'How long a request arriving at an idle web process waits for others to share its job (0: not at all).' }),

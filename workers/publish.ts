@@ -62,7 +62,7 @@ export class EventPublisher {
 
   /**
    * Sends the terminal event with whatever is still queued or unsent, settles and ends the claim
-   * in the same call, then publishes them; each step is retried while Redis is unreachable
+   * in the same call, then, once that succeeded, publishes them; each step is retried while Redis is unreachable
    * (the script skips events already in the stream, and the web ignores repeated ones).
    * `before` (the outbox write) is in Redis before any of it.
    */
@@ -75,9 +75,9 @@ export class EventPublisher {
     const events = this.#unsent;
     // A cluster may serve the outbox from another node: only once it holds the record may the end be seen.
     if (this.#redis.isCluster) await before;
-    const finished = retryUnavailable(() => finishRequest(this.#redis, { streamKey: this.#streamKey, ttlMs: this.#finalTtlMs, events, ...ending }));
-    const published = retryUnavailable(() => this.#publish(events));
-    await Promise.all([before, finished, published]);
+    // Published only once settled: a client must not see an answer whose charge or claim failed.
+    await retryUnavailable(() => finishRequest(this.#redis, { streamKey: this.#streamKey, ttlMs: this.#finalTtlMs, events, ...ending }));
+    await Promise.all([before, retryUnavailable(() => this.#publish(events))]);
   }
 
   /** The terminal event of a failed request (see `finish`). */

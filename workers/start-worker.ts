@@ -52,7 +52,8 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     models: catalog.models,
     providers,
     policy: { maxAttempts: env.RETRY_MAX_ATTEMPTS, budgetMs: env.RETRY_BUDGET_MS, baseMs: env.RETRY_BASE_MS, maxDelayMs: env.RETRY_MAX_DELAY_MS },
-    eventsTtlMs: env.EVENTS_TTL_MS,
+    // A stream's lifetime is set once, at its first event: it must cover the longest request.
+    eventsTtlMs: Math.max(env.EVENTS_TTL_MS, env.REQUEST_TIMEOUT_MS),
     // A stalled job is re-run within about two lock periods; it must still find its finished events.
     finishedEventsTtlMs: Math.max(60_000, 3 * env.WORKER_LOCK_MS),
     outbox: new Outbox(redis, keys),

@@ -41,8 +41,14 @@ export async function connectRedis(target: RedisTarget, role: ConnectionRole, na
           clusterNodeRetryStrategy: (times) => Math.min(100 * times, 2_000),
           redisOptions: { ...nodeOptions, connectionName: name },
         });
-  await redis.connect();
+  // Listening before connecting: a failed connect would otherwise retry with nobody told.
   redis.on('error', onError);
+  try {
+    await redis.connect();
+  } catch (error) {
+    redis.disconnect();
+    throw error;
+  }
   return redis;
 }
 
