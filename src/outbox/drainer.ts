@@ -55,13 +55,11 @@ export class OutboxDrainer {
   /** Writes one batch of every shard's outbox; returns how many records it took (0 when all are empty). Throws if the store failed. */
   async drainOnce(): Promise<number> {
     let drained = 0;
-    for (let shard = 0; shard < this.#keys.queueShards; shard++) drained += await this.#drainShard(shard);
-    return drained;
+    for (let shard = 0; shard < this.#keys.queueShards; shard++) drained += await this.#drain(this.#keys.outboxItems(shard), this.#keys.outboxLeases(shard));
+    return drained + (await this.#drain(this.#keys.legacyOutbox.items, this.#keys.legacyOutbox.leases));
   }
 
-  async #drainShard(shard: number): Promise<number> {
-    const items = this.#keys.outboxItems(shard);
-    const leases = this.#keys.outboxLeases(shard);
+  async #drain(items: string, leases: string): Promise<number> {
     const taken = await outboxTake(this.#redis, items, leases, this.#options.batchSize, Date.now(), this.#options.leaseMs);
     if (taken.length === 0) return 0;
     try {

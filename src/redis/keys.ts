@@ -26,6 +26,11 @@ export interface RedisKeys {
   outboxItems(shard: number): string;
   /** One shard's records a drainer has taken and not yet acknowledged (a sorted set scored by the time taken). */
   outboxLeases(shard: number): string;
+  /**
+   * The one outbox of gateways from before the queue was sharded (commit 4512ad3 and older):
+   * drained too, so that an upgrade loses none of the records left in it.
+   */
+  readonly legacyOutbox: { items: string; leases: string };
   /** Pub/sub channel announcing a prompt activation (`<tenant>\n<name>`), so caches drop it. */
   readonly promptInvalidations: string;
   /** Pub/sub channel announcing a change of a tenant's budgets, credits or plan (the tenant id). */
@@ -72,6 +77,7 @@ export function createRedisKeys(prefix: string, queueShards = 1): RedisKeys {
     events: (tenantId: string, requestId: string) => `${prefix}:{${tenantId}}:ev:${requestId}`,
     outboxItems: (shard: number) => `${shardTag(shard)}:outbox:items`,
     outboxLeases: (shard: number) => `${shardTag(shard)}:outbox:leases`,
+    legacyOutbox: { items: `${prefix}:{outbox}:items`, leases: `${prefix}:{outbox}:leases` },
     promptInvalidations: `${prefix}:invalidate:prompts`,
     settingsInvalidations: `${prefix}:invalidate:settings`,
     rate: (tenantId: string) => `${prefix}:{${tenantId}}:rate`,

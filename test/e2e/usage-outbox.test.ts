@@ -7,6 +7,7 @@ import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processe
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';
 import { eventually } from '../helpers/http.ts';
+import { encodeOutboxRecord } from '../../src/outbox/outbox.ts';
 
 let upstream: FakeUpstream;
 let gateway: GatewayUnderTest;
@@ -57,5 +58,39 @@ describe('usage outbox', () => {
     expect((await storedIds()).sort()).toEqual(ids);
     expect(await gateway.redis.llen(gateway.keys.outboxItems(shard))).toBe(0);
     expect(await gateway.redis.zcard(gateway.keys.outboxLeases(shard))).toBe(0);
+  });
+});
+
+describe('upgrading from the unsharded outbox', () => {
+  it('writes the records an older gateway left in its one outbox', async () => {
+    await gateway.issueKey('legacy', 'app');
+    const record = {
+      requestId: 'req_left_behind_by_4512ad3',
+      tenantId: 'legacy',
+      keyId: 'key_old',
+      feature: null,
+      requestedModel: 'fake-gpt',
+      model: 'fake-gpt',
+      provider: 'openai-compatible',
+      upstreamModel: 'gpt-4o-mini',
+      promptName: null,
+      promptVersion: null,
+      promptTokens: 3,
+      completionTokens: 5,
+      totalTokens: 8,
+      usageSource: 'provider' as const,
+      costMicros: 13,
+      status: 'succeeded' as const,
+      errorCode: null,
+      queueWaitMs: 1,
+      ttftMs: null,
+      latencyMs: 30,
+      stream: false,
+      piiFlags: [],
+      createdAt: new Date(),
+    };
+    await gateway.redis.lpush(gateway.keys.legacyOutbox.items, encodeOutboxRecord({ kind: 'usage', record }));
+    await eventually(async () => (await storedIds()).includes(record.requestId), 10_000, 'the left-behind record stored');
+    expect(await gateway.redis.llen(gateway.keys.legacyOutbox.items)).toBe(0);
   });
 });
