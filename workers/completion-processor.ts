@@ -53,16 +53,15 @@ async function finish(deps: ProcessorDeps, ctx: { data: CompletionJob; trace: Ru
   // A cancelled request's error is never read; its record says only that it was cancelled.
   const errorCode = ending.status === 'cancelled' ? null : (ending.error?.code ?? null);
   const record = buildUsageRecord(ctx.data, ctx.trace, { status: ending.status, errorCode, usage, startedAt: ctx.startedAt, endedAt: Date.now() }, deps.models);
-  // Pushing twice after a lost reply is harmless: the store writes a usage record once per request id.
-  const recorded = retryUnavailable(() => deps.outbox.push(record.tenantId, { kind: 'usage', record }));
   const claim = ctx.data.idempotencyKey;
   const requestEnding: RequestEnding = {
+    outbox: deps.outbox.entry(record.tenantId, { kind: 'usage', record }),
     settlement: deps.ledger.settlement(record.tenantId, record.requestId, ctx.data.budgetKeys, record.costMicros),
     // A charged or successful request keeps its key (retries replay it); an uncharged failure frees it for a retry.
     claim: claim ? { key: claim, action: record.status === 'succeeded' || record.costMicros > 0 ? 'complete' : 'release' } : null,
   };
-  if (ending.final) await ctx.publisher.finish(ending.final.type, ending.final.payload, requestEnding, recorded);
-  else await ctx.publisher.finishWithError(ending.error, requestEnding, recorded);
+  if (ending.final) await ctx.publisher.finish(ending.final.type, ending.final.payload, requestEnding);
+  else await ctx.publisher.finishWithError(ending.error, requestEnding);
   deps.log.info({ requestId: record.requestId, tenantId: record.tenantId, model: record.model, status: record.status, errorCode: record.errorCode, totalTokens: record.totalTokens, usageSource: record.usageSource, costMicros: record.costMicros, queueWaitMs: record.queueWaitMs, latencyMs: record.latencyMs }, 'completion finished');
 }
 

@@ -6,8 +6,9 @@ import type { ChatCompletionChunk } from '../src/providers/types.ts';
 import type { GatewayError } from '../src/errors/gateway-error.ts';
 import { retryUnavailable } from '../src/redis/retry-unavailable.ts';
 
-/** How a request ends in Redis, besides its last event: the settlement and the idempotency claim. */
+/** How a request ends in Redis, besides its last event: its usage record, the settlement and the idempotency claim. */
 export interface RequestEnding {
+  outbox: { key: string; record: string };
   settlement: Settlement;
   claim: ClaimEnding;
 }
@@ -61,28 +62,36 @@ export class EventPublisher {
   }
 
   /**
-   * Sends the terminal event with whatever is still queued or unsent, settles and ends the claim
-   * in the same call, then, once that succeeded, publishes them; each step is retried while Redis is unreachable
-   * (the script skips events already in the stream, and the web ignores repeated ones).
-   * `before` (the outbox write) is in Redis before any of it.
+   * Ends the request: its usage record into the outbox, then the terminal event with whatever is
+   * still queued or unsent, the settlement and the claim in one call, then, once that succeeded,
+   * the reply. The record is queued before anything of the end can be seen, and a client never
+   * sees an answer whose charge or claim failed. On one Redis the three are one script call; on
+   * a cluster, where the outbox and the reply channel live in other slots, three steps in order.
+   * Each is retried while Redis is unreachable: the store keeps one record per request id, the
+   * script skips events already in the stream, and the web ignores repeated ones.
    */
-  async finish(type: 'result' | 'done' | 'error', payload: string, ending: RequestEnding, before: Promise<unknown>): Promise<void> {
+  async finish(type: 'result' | 'done' | 'error', payload: string, ending: RequestEnding): Promise<void> {
     this.#scheduled = false;
     this.#unsent.push(...this.#batch, { seq: ++this.#seq, line: encodeEventLine(type, payload) });
     this.#batch = [];
     // A failed batch's events are still in #unsent.
     await this.#tail.catch(() => undefined);
     const events = this.#unsent;
-    // A cluster may serve the outbox from another node: only once it holds the record may the end be seen.
-    if (this.#redis.isCluster) await before;
-    // Published only once settled: a client must not see an answer whose charge or claim failed.
-    await retryUnavailable(() => finishRequest(this.#redis, { streamKey: this.#streamKey, ttlMs: this.#finalTtlMs, events, ...ending }));
-    await Promise.all([before, retryUnavailable(() => this.#publish(events))]);
+    const { outbox, settlement, claim } = ending;
+    const end = { streamKey: this.#streamKey, ttlMs: this.#finalTtlMs, events, settlement, claim };
+    if (!this.#redis.isCluster) {
+      const reply = { channel: this.#channel, message: encodeReplyMessage(this.#requestId, events) };
+      await retryUnavailable(() => finishRequest(this.#redis, { ...end, inline: { outbox, reply } }));
+      return;
+    }
+    await retryUnavailable(() => this.#redis.lpush(outbox.key, outbox.record));
+    await retryUnavailable(() => finishRequest(this.#redis, { ...end, inline: null }));
+    await retryUnavailable(() => this.#publish(events));
   }
 
   /** The terminal event of a failed request (see `finish`). */
-  finishWithError(error: GatewayError, ending: RequestEnding, before: Promise<unknown>): Promise<void> {
-    return this.finish('error', errorToPayload(error), ending, before);
+  finishWithError(error: GatewayError, ending: RequestEnding): Promise<void> {
+    return this.finish('error', errorToPayload(error), ending);
   }
 
   #send(): void {

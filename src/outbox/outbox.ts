@@ -36,4 +36,9 @@ export class Outbox {
   async push(tenantId: string, ...records: OutboxRecord[]): Promise<void> {
     if (records.length > 0) await this.#redis.lpush(this.#keys.outboxItems(this.#keys.shardOf(tenantId)), ...records.map(encodeOutboxRecord));
   }
+
+  /** Where and as what `push` would queue one record, for a script that queues it with other writes. */
+  entry(tenantId: string, record: OutboxRecord): { key: string; record: string } {
+    return { key: this.#keys.outboxItems(this.#keys.shardOf(tenantId)), record: encodeOutboxRecord(record) };
+  }
 }

@@ -75,11 +75,24 @@ export interface Settlement {
 /** What becomes of a request's idempotency claim when it ends. */
 export type ClaimEnding = { key: string; action: 'complete' | 'release' } | null;
 
-/** Appends the request's last events, sets the stream's final lifetime, settles and ends the claim, in one call; true when settled now. */
-export async function finishRequest(redis: ScriptedRedis, input: { streamKey: string; ttlMs: number; events: readonly EventLine[]; settlement: Settlement; claim: ClaimEnding }): Promise<boolean> {
-  const { settlement, claim } = input;
-  const keys = [input.streamKey, settlement.marker, ...settlement.keys, ...(claim ? [claim.key] : [])];
+/** The outbox push and the reply that only one Redis (no slots) lets the request's last call make itself. */
+export interface InlineEnding {
+  outbox: { key: string; record: string };
+  reply: { channel: string; message: string };
+}
+
+/**
+ * Appends the request's last events, sets the stream's final lifetime, settles and ends the claim,
+ * in one call (with `inline`, the outbox push first and the reply last); true when settled now.
+ */
+export async function finishRequest(
+  redis: ScriptedRedis,
+  input: { streamKey: string; ttlMs: number; events: readonly EventLine[]; settlement: Settlement; claim: ClaimEnding; inline: InlineEnding | null },
+): Promise<boolean> {
+  const { settlement, claim, inline } = input;
+  const keys = [input.streamKey, settlement.marker, ...settlement.keys, ...(claim ? [claim.key] : []), ...(inline ? [inline.outbox.key] : [])];
   const args: Array<string | number> = [input.ttlMs, settlement.requestId, settlement.actualMicros, settlement.markerTtlMs, settlement.lastIsCredit ? 1 : 0, claim?.action ?? 'none'];
+  args.push(inline?.outbox.record ?? '', inline?.reply.channel ?? '', inline?.reply.message ?? '');
   for (const event of input.events) args.push(event.seq, event.line);
   return (await redis.finishRequest(keys.length, ...keys, ...args)) === 1;
 }

@@ -71,11 +71,18 @@ if string.find(parts, 'b', 1, true) then
   budget.amount = tonumber(budget.estimate)
 end
 
--- A missing budget counter is never read as zero.
+-- Each counter's value (spent, or the credit's balance), what is reserved, and this request's own
+-- reservation, read once. A counter exists when its value does (a rebuild seeds it), and a
+-- missing one is never read as zero.
+local held, valueFields = {}, {}
 if budget then
   local missing = { 'missing' }
-  for i = 1, #budget.counters / 2 do
-    if redis.call('EXISTS', budget.counters[2 * i - 1]) == 0 then missing[#missing + 1] = i end
+  local field = 'r:' .. budget.id
+  local slots = #budget.counters / 2
+  for i = 1, slots do
+    valueFields[i] = (budget.credit and i == slots) and 'balance' or 'spent'
+    held[i] = redis.call('HMGET', budget.counters[2 * i - 1], valueFields[i], 'reserved', field)
+    if not held[i][1] then missing[#missing + 1] = i end
   end
   if #missing > 1 then return { 0, 0, missing } end
 end
@@ -146,20 +153,25 @@ if budget then
   local field = 'r:' .. id
   local slots = #counters / 2
   -- The counter's value and what others reserved: a repeated reserve replaces its own amount.
-  local function read(hash, valueField)
-    local values = redis.call('HMGET', hash, valueField, 'reserved', field)
+  -- Expired reservations are reaped first, and then the counter is read again.
+  local function read(i)
+    if reap(counters[2 * i - 1], counters[2 * i], now) > 0 then
+      held[i] = redis.call('HMGET', counters[2 * i - 1], valueFields[i], 'reserved', field)
+    end
+    local values = held[i]
     return tonumber(values[1] or '0'), tonumber(values[2] or '0') - tonumber(values[3] or '0')
   end
-  for i = 1, slots do reap(counters[2 * i - 1], counters[2 * i], now) end
   local exhausted = { 'budget' }
-  for i = 1, budget.windows do
-    local spent, reserved = read(counters[2 * i - 1], 'spent')
-    if spent + reserved + budget.amount > budget.limits[i] then exhausted[#exhausted + 1] = i end
+  local others = {}
+  for i = 1, slots do
+    local value, reserved = read(i)
+    others[i] = reserved
+    if i <= budget.windows and value + reserved + budget.amount > budget.limits[i] then exhausted[#exhausted + 1] = i end
   end
   if #exhausted > 1 then return { rateReply, 0, exhausted } end
   if budget.credit then
-    local balance, reserved = read(counters[2 * slots - 1], 'balance')
-    if balance - reserved - budget.amount < 0 then return { rateReply, 0, { 'credit', balance - reserved } } end
+    local balance = tonumber(held[slots][1])
+    if balance - others[slots] - budget.amount < 0 then return { rateReply, 0, { 'credit', balance - others[slots] } } end
   end
   redis.call('ZREMRANGEBYSCORE', budget.outstanding, '-inf', now)
   local queued = redis.call('ZCARD', budget.outstanding)
@@ -168,7 +180,7 @@ if budget then
   end
   for i = 1, slots do
     local hash, expiries = counters[2 * i - 1], counters[2 * i]
-    local old = tonumber(redis.call('HGET', hash, field) or '0')
+    local old = tonumber(held[i][3] or '0')
     redis.call('HSET', hash, field, budget.estimate)
     incr(hash, 'reserved', budget.amount - old)
     redis.call('ZADD', expiries, budget.expiresAt, id)

@@ -3,7 +3,7 @@ local function incr(hash, name, amount)
   redis.call('HINCRBY', hash, name, string.format('%d', amount))
 end
 
--- Frees the reservations of a counter whose expiry (in its sorted set) has passed.
+-- Frees the reservations of a counter whose expiry (in its sorted set) has passed; returns how many.
 local function reap(hash, expiries, now)
   local expired = redis.call('ZRANGEBYSCORE', expiries, '-inf', now)
   for _, member in ipairs(expired) do
@@ -14,4 +14,5 @@ local function reap(hash, expiries, now)
     end
   end
   if #expired > 0 then redis.call('ZREMRANGEBYSCORE', expiries, '-inf', now) end
+  return #expired
 end

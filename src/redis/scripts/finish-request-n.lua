@@ -1,21 +1,29 @@
 --[[
   Ends a request in one call on its tenant's slot: appends its last events (the terminal one
   among them) to its event stream and gives the stream its final lifetime, settles its budget
-  reservation once (settle.inc.lua), and completes or frees its idempotency claim. The caller
-  publishes the events on the reply channel afterwards (another slot on a cluster).
+  reservation once (settle.inc.lua), and completes or frees its idempotency claim.
+
+  On one Redis, which has no slots, the same call first pushes the request's usage record to
+  the outbox and last publishes its events to the web process's reply channel: the record is
+  queued before anything of the end is visible, and the reply goes out only once settled. On
+  a cluster those two live in other slots, and the caller sends them before and after.
 
   KEYS[1]     the request's event stream
   KEYS[2]     the request's settled marker
   KEYS[3]     the tenant's outstanding reservations (sorted set)
   KEYS[4…]    pairs: counter hash, its expiry set (windows, then the credit account when ARGV[5] is 1);
-              then the idempotency claim when ARGV[6] is not 'none'
+              then the idempotency claim when ARGV[6] is not 'none';
+              then the outbox list when ARGV[7] is not empty
   ARGV[1]     the stream's lifetime from now, ms
   ARGV[2]     request id
   ARGV[3]     actual cost, integer micro-units (0: release only)
   ARGV[4]     lifetime of the settled marker, ms
   ARGV[5]     1 when the last counter pair is the credit account, else 0
   ARGV[6]     the claim: 'complete', 'release' or 'none'
-  ARGV[7…]    pairs: sequence number (integer ≥ 1), event line ("<type> <payload>")
+  ARGV[7]     the usage record to push to the outbox first, or ''
+  ARGV[8]     the reply channel to publish ARGV[9] on last, or ''
+  ARGV[9]     the reply message (the events below, as the web process reads them)
+  ARGV[10…]   pairs: sequence number (integer ≥ 1), event line ("<type> <payload>")
 
   Entries get the id 0-<seq>, so a reader resumes after any sequence number with XRANGE.
   An event whose sequence number is not above the stream's last one is already there and
@@ -28,7 +36,12 @@
 -- #include claim
 
 local id = ARGV[2]
-for i = 7, #ARGV, 2 do
+local last = #KEYS
+if ARGV[7] ~= '' then
+  redis.call('LPUSH', KEYS[last], ARGV[7])
+  last = last - 1
+end
+for i = 10, #ARGV, 2 do
   -- pcall and this one refusal rather than reading the last id first: the usual call then
   -- costs no extra command, and every other error still ends the script.
   local added = redis.pcall('XADD', KEYS[1], '0-' .. ARGV[i], 'e', ARGV[i + 1])
@@ -38,11 +51,12 @@ for i = 7, #ARGV, 2 do
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 
-local last = #KEYS
 if ARGV[6] == 'complete' then
   completeClaim(KEYS[last], id)
 elseif ARGV[6] == 'release' then
   releaseClaim(KEYS[last], id)
 end
 if ARGV[6] ~= 'none' then last = last - 1 end
-return settle(KEYS[2], KEYS[3], { unpack(KEYS, 4, last) }, id, tonumber(ARGV[3]), ARGV[4], ARGV[5] == '1')
+local settled = settle(KEYS[2], KEYS[3], { unpack(KEYS, 4, last) }, id, tonumber(ARGV[3]), ARGV[4], ARGV[5] == '1')
+if ARGV[8] ~= '' then redis.call('SPUBLISH', ARGV[8], ARGV[9]) end
+return settled

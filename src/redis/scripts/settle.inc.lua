@@ -16,12 +16,13 @@ local function settle(marker, outstanding, counters, id, actual, markerTtlMs, la
   local slots = #counters / 2
   for i = 1, slots do
     local hash, expiries = counters[2 * i - 1], counters[2 * i]
-    if redis.call('EXISTS', hash) == 1 then
-      local amount = redis.call('HGET', hash, field)
-      if amount then
-        incr(hash, 'reserved', -tonumber(amount))
-        redis.call('HDEL', hash, field)
-      end
+    -- The reservation's field exists only in an existing counter; without it, ask whether the counter does.
+    local amount = redis.call('HGET', hash, field)
+    if amount then
+      incr(hash, 'reserved', -tonumber(amount))
+      redis.call('HDEL', hash, field)
+    end
+    if amount or redis.call('EXISTS', hash) == 1 then
       if lastIsCredit and i == slots then
         incr(hash, 'balance', -actual)
       else

@@ -4,7 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { BudgetLedger } from '../../../src/budget/budget-ledger.ts';
 import { createRedisKeys } from '../../../src/redis/keys.ts';
-import { defineScripts, finishRequest, type EventLine } from '../../../src/redis/scripts.ts';
+import { defineScripts, finishRequest, type EventLine, type InlineEnding } from '../../../src/redis/scripts.ts';
+import { once } from 'node:events';
 import type { BudgetPolicy } from '../../../src/store/repository.ts';
 import { deletePrefix, TEST_REDIS_URL } from '../../helpers/gateway-processes.ts';
 
@@ -19,8 +20,8 @@ let requests = 0;
 
 const events = (...seqs: number[]): EventLine[] => seqs.map((seq) => ({ seq, line: `chunk {"n":${seq}}` }));
 
-async function finish(budgetKeys: string[], lines: EventLine[]): Promise<boolean> {
-  return finishRequest(redis, { streamKey: keys.events(tenant, requestId), ttlMs: 60_000, events: lines, settlement: ledger.settlement(tenant, requestId, budgetKeys, 300), claim: null });
+async function finish(budgetKeys: string[], lines: EventLine[], inline: InlineEnding | null = null): Promise<boolean> {
+  return finishRequest(redis, { streamKey: keys.events(tenant, requestId), ttlMs: 60_000, events: lines, settlement: ledger.settlement(tenant, requestId, budgetKeys, 300), claim: null, inline });
 }
 
 async function streamSeqs(): Promise<number[]> {
@@ -67,5 +68,23 @@ describe('finishRequest', () => {
     const budgetKeys = await reservedKeys();
     await redis.set(keys.events(tenant, requestId), 'not a stream');
     await expect(finish(budgetKeys, events(1))).rejects.toThrow(/WRONGTYPE/);
+  });
+
+  it('on one Redis, queues the usage record first and publishes the reply last, in the same call', async () => {
+    const budgetKeys = await reservedKeys();
+    const subscriber = new Redis(TEST_REDIS_URL);
+    const channel = `${prefix}:reply:test`;
+    await subscriber.ssubscribe(channel);
+    const heard = once(subscriber, 'smessage');
+    const outbox = { key: keys.outboxItems(0), record: `{"kind":"usage","requestId":"${requestId}"}` };
+    expect(await finish(budgetKeys, events(1), { outbox, reply: { channel, message: `${requestId}\n1 result {}` } })).toBe(true);
+    const [, message] = (await heard) as [string, string];
+    expect(message).toBe(`${requestId}\n1 result {}`);
+    expect(await redis.lrange(outbox.key, 0, -1)).toEqual([outbox.record]);
+    expect((await ledger.snapshot(tenant, [day], false)).budgets[0]).toMatchObject({ spentMicros: 300 });
+    // A repeat after a lost reply queues the record again (the store keeps one per request id) and charges nothing.
+    expect(await finish(budgetKeys, events(1), { outbox, reply: { channel, message: `${requestId}\n1 result {}` } })).toBe(false);
+    expect((await ledger.snapshot(tenant, [day], false)).budgets[0]).toMatchObject({ spentMicros: 300 });
+    subscriber.disconnect();
   });
 });
