@@ -119,8 +119,12 @@ export function createCompletionProcessor(deps: ProcessorDeps) {
     const { requests } = job.data;
     // A request of a shared job whose client left while the job waited is marked on its shard (a job of one is removed instead).
     if (requests.length > 1) {
-      const marks = await deps.redis.zmscore(deps.keys.cancelled(deps.keys.shardOf(requests[0]!.tenantId)), ...requests.map((data) => data.requestId));
-      for (const [i, data] of requests.entries()) if (marks[i] !== null) deps.cancellations.cancel(data.requestId);
+      // Unreadable marks must not fail the whole job: the broadcast still reaches a running request.
+      const marks = await deps.redis.zmscore(deps.keys.cancelled(deps.keys.shardOf(requests[0]!.tenantId)), ...requests.map((data) => data.requestId)).catch((error: unknown) => {
+        deps.log.warn({ err: error, jobId: job.id }, 'reading the cancellation marks failed; running every request of the job');
+        return [];
+      });
+      for (const [i, data] of requests.entries()) if (marks[i] !== null && marks[i] !== undefined) deps.cancellations.cancel(data.requestId);
     }
     const runs = requests.map(async (data) => {
       try {

@@ -7,9 +7,10 @@ import { call, eventually, type JsonResponse } from '../helpers/http.ts';
 let gateway: GatewayUnderTest;
 
 beforeAll(async () => {
-  // 16 jobs at a time of 40 ms each: about 400 completions a second, so a burst of 2,000 takes seconds to drain.
+  // 16 jobs at a time of 40 ms each, one request per job: about 400 completions a second, so a burst
+  // of 2,000 takes seconds to drain (jobs of several requests would drain it in a fraction of that).
   // A tenant's first 16 outstanding requests go plainly into the queue, the rest wait behind other tenants'.
-  gateway = await startGateway({ catalog: testCatalog('http://127.0.0.1:9/v1'), env: { WORKER_CONCURRENCY: '16', TENANT_FAIR_SHARE: '16', TENANT_MAX_QUEUED: '1000', TENANT_RPM: '0', TENANT_TPM: '0', KEY_RPM: '0', KEY_TPM: '0' } });
+  gateway = await startGateway({ catalog: testCatalog('http://127.0.0.1:9/v1'), env: { WORKER_CONCURRENCY: '16', QUEUE_BATCH_MAX: '1', TENANT_FAIR_SHARE: '16', TENANT_MAX_QUEUED: '1000', TENANT_RPM: '0', TENANT_TPM: '0', KEY_RPM: '0', KEY_TPM: '0' } });
 });
 
 afterAll(async () => {
