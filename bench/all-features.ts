@@ -2,11 +2,13 @@
  * The gateway set-up of the benches that compare two revisions: every admission feature on and none
  * refusing (API key, rate limits far above what the machine can send, a budget policy, PII `flag`).
  */
-import { BENCH_MODEL, type BenchStack, type StackOptions } from './stack.ts';
+import { BENCH_MODEL, startStack, type BenchStack, type StackOptions } from './stack.ts';
 import { LARGE_MICROS } from './admission-tenant.ts';
+import { startPrivateRedis, type PrivateRedis } from './private-redis.ts';
+import type { CleanupStack } from './cleanup-stack.ts';
 
 /** Environment of web and worker: the rate limiter runs on every request and never refuses. */
-export const ALL_FEATURES_ENV: Record<string, string> = {
+const ALL_FEATURES_ENV: Record<string, string> = {
   TENANT_RPM: '100000000',
   KEY_RPM: '100000000',
   TENANT_TPM: '10000000000',
@@ -15,7 +17,7 @@ export const ALL_FEATURES_ENV: Record<string, string> = {
 };
 
 /** One budget policy (a day of 10¹⁵ µ): checked and settled on every request, never refusing. */
-export const prepareAllFeatures: NonNullable<StackOptions['prepareTenant']> = async (repository, tenantId) => {
+const prepareAllFeatures: NonNullable<StackOptions['prepareTenant']> = async (repository, tenantId) => {
   await repository.budgets.createPolicy({ id: 'bud_bench_day', tenantId, feature: null, window: 'day', limitMicros: LARGE_MICROS });
 };
 
@@ -42,3 +44,31 @@ export async function rateLimitHeader(stack: BenchStack): Promise<string | null>
   if (response.status !== 200) throw new Error(`first completion: status ${response.status}: ${text.slice(0, 200)}`);
   return response.headers.get('x-ratelimit-limit-requests');
 }
+
+/**
+ * A private Redis (its counters belong to the run alone) and one web and one worker process from
+ * `root` (this checkout when undefined) with every feature on, both undone by `cleanups`.
+ * `cpus` pins Redis, web and worker to the gateway's and the upstream to its own.
+ */
+export async function startAllFeaturesStack(
+  cleanups: CleanupStack,
+  options: { root: string | undefined; connections: number; cpus?: { gateway: string; upstream: string } },
+): Promise<{ redisServer: PrivateRedis; stack: BenchStack }> {
+  const redisServer = await startPrivateRedis(options.cpus ? { cpus: options.cpus.gateway } : {});
+  cleanups.register(() => redisServer.stop());
+  const stack = await startStack({
+    redisUrl: redisServer.url,
+    root: options.root,
+    workers: 1,
+    // Headroom over the connection count, as the other benches give it.
+    workerConcurrency: options.connections * 2,
+    upstreamConnections: options.connections * 2,
+    nodeOptions: { web: '', worker: '' },
+    env: ALL_FEATURES_ENV,
+    prepareTenant: prepareAllFeatures,
+    ...(options.cpus ? { cpus: options.cpus } : {}),
+  });
+  cleanups.register(() => stack.close());
+  return { redisServer, stack };
+}
+

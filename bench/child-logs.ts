@@ -16,3 +16,11 @@ export function summariseLogs(output: string): string {
   }
   return [...counts].map(([key, count]) => `  ${String(count).padStart(6)} × ${key}`).join('\n');
 }
+
+/** What each measured side's web and worker logged at warn and above, for the end of a bench's report ('' when nothing). */
+export function sideLogsReport(measured: ReadonlyArray<{ side: { role: string }; logs: string }>): string {
+  return measured
+    .filter(({ logs }) => logs !== '')
+    .map(({ side, logs }) => `\n${side.role} web/worker log lines at warn and above (count × process level message):\n${logs}\n`)
+    .join('');
+}

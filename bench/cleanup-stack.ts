@@ -86,3 +86,15 @@ export class CleanupStack {
     return () => clearTimeout(watchdog);
   }
 }
+
+/** Runs a bench's `main` and exits with its code, or with 1 after reporting what it threw; `cleanups` decides when to exit. */
+export function runBench(name: string, cleanups: CleanupStack, main: () => Promise<number>): void {
+  main().then(
+    (code) => cleanups.exit(code),
+    (error: unknown) => {
+      process.stderr.write(`${name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      cleanups.exit(1);
+    },
+  );
+}
+

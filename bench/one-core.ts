@@ -13,16 +13,15 @@
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { cpus, loadavg } from 'node:os';
-import { startStack, startUpstream, type BenchStack } from './stack.ts';
-import { startPrivateRedis } from './private-redis.ts';
+import { startUpstream, type BenchStack } from './stack.ts';
 import { runClosedLoop } from './closed-loop.ts';
 import { measureSequential, percentile } from './sequential.ts';
 import { sampleCpu, type CpuSample } from './proc-stats.ts';
 import { addWorktree, describeCheckout } from './base-worktree.ts';
-import { ALL_FEATURES_ENV, gatewayHeaders, prepareAllFeatures, rateLimitHeader, requestBody } from './all-features.ts';
+import { gatewayHeaders, rateLimitHeader, requestBody, startAllFeaturesStack } from './all-features.ts';
 import { checkAffinity, checkPinning, pinSelf, type Pinned } from './cpu-pinning.ts';
-import { CleanupStack } from './cleanup-stack.ts';
-import { summariseLogs } from './child-logs.ts';
+import { CleanupStack, runBench } from './cleanup-stack.ts';
+import { sideLogsReport, summariseLogs } from './child-logs.ts';
 import { CLIENT_PROCESSES, GATEWAY_PROCESSES, formatReport, toJson, type CoreUse, type LoadResult, type MachineState, type RunSettings, type SeqResult, type SideResult } from './one-core-report.ts';
 
 const CHECKOUT = fileURLToPath(new URL('../', import.meta.url));
@@ -163,21 +162,7 @@ function stackPinned(stack: BenchStack, redisPid: number): Pinned[] {
 async function measureSide(role: 'base' | 'this', label: string, root: string | undefined): Promise<{ side: SideResult; logs: string }> {
   return cleanups.scope(async () => {
     process.stderr.write(`${role} ${label}: starting a private Redis, web and worker on CPU ${G}, the upstream on CPU ${C}, a database…\n`);
-    const redisServer = await startPrivateRedis({ cpus: G });
-    cleanups.register(() => redisServer.stop());
-    const stack = await startStack({
-      redisUrl: redisServer.url,
-      root,
-      workers: 1,
-      // Headroom over the connection count, as the other benches give it.
-      workerConcurrency: settings.connections * 2,
-      upstreamConnections: settings.connections * 2,
-      nodeOptions: { web: '', worker: '' },
-      env: ALL_FEATURES_ENV,
-      prepareTenant: prepareAllFeatures,
-      cpus: { gateway: G, upstream: C },
-    });
-    cleanups.register(() => stack.close());
+    const { redisServer, stack } = await startAllFeaturesStack(cleanups, { root, connections: settings.connections, cpus: { gateway: G, upstream: C } });
     const pinned = stackPinned(stack, redisServer.pid);
     await checkAffinity(pinned);
     const rateLimit = await rateLimitHeader(stack);
@@ -214,17 +199,9 @@ async function main(): Promise<number> {
   const sides = measured.map((m) => m.side);
   process.stdout.write(`\n${formatReport(settings, machine, direct, sides)}\n`);
   if (settings.json) process.stdout.write(`${JSON.stringify(toJson(settings, machine, direct, sides))}\n`);
-  for (const { side, logs } of measured) {
-    if (logs !== '') process.stdout.write(`\n${side.role} web/worker log lines at warn and above (count × process level message):\n${logs}\n`);
-  }
+  process.stdout.write(sideLogsReport(measured));
   const errors = [direct, ...sides].reduce((sum, side) => sum + side.load.errors + side.seq.errors, 0);
   return errors === 0 ? 0 : 1;
 }
 
-main().then(
-  (code) => cleanups.exit(code),
-  (error: unknown) => {
-    process.stderr.write(`one-core failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    cleanups.exit(1);
-  },
-);
+runBench('one-core', cleanups, main);

@@ -13,14 +13,13 @@
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { startStack, type BenchStack } from './stack.ts';
-import { startPrivateRedis } from './private-redis.ts';
+import type { BenchStack } from './stack.ts';
 import { runClosedLoop } from './closed-loop.ts';
 import { costPer, sampleRedis, type RedisSample } from './redis-stats.ts';
 import { addWorktree, describeCheckout } from './base-worktree.ts';
-import { ALL_FEATURES_ENV, gatewayHeaders, prepareAllFeatures, rateLimitHeader, requestBody } from './all-features.ts';
-import { CleanupStack } from './cleanup-stack.ts';
-import { summariseLogs } from './child-logs.ts';
+import { gatewayHeaders, rateLimitHeader, requestBody, startAllFeaturesStack } from './all-features.ts';
+import { CleanupStack, runBench } from './cleanup-stack.ts';
+import { sideLogsReport, summariseLogs } from './child-logs.ts';
 import { formatReport, toJson, type Mode, type ModeResult, type RunSettings, type SideResult } from './redis-cost-report.ts';
 
 const CHECKOUT = fileURLToPath(new URL('../', import.meta.url));
@@ -86,20 +85,7 @@ async function measureMode(stack: BenchStack, monitor: Redis, mode: Mode, name: 
 async function measureSide(role: SideResult['role'], label: string, root: string | undefined): Promise<{ side: SideResult; logs: string }> {
   return cleanups.scope(async () => {
     process.stderr.write(`${role} ${label}: starting a private Redis, upstream, database, web and worker…\n`);
-    const redisServer = await startPrivateRedis();
-    cleanups.register(() => redisServer.stop());
-    const stack = await startStack({
-      redisUrl: redisServer.url,
-      root,
-      workers: 1,
-      // Headroom over the connection count, as the other benches give it.
-      workerConcurrency: settings.connections * 2,
-      upstreamConnections: settings.connections * 2,
-      nodeOptions: { web: '', worker: '' },
-      env: ALL_FEATURES_ENV,
-      prepareTenant: prepareAllFeatures,
-    });
-    cleanups.register(() => stack.close());
+    const { redisServer, stack } = await startAllFeaturesStack(cleanups, { root, connections: settings.connections });
     const monitor = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
     cleanups.register(async () => monitor.disconnect());
     const side: SideResult = { role, label, modes: {}, rateLimitHeader: await rateLimitHeader(stack) };
@@ -130,17 +116,9 @@ async function main(): Promise<number> {
   const sides = measured.map((m) => m.side);
   process.stdout.write(`\n${formatReport(settings, sides)}\n`);
   if (settings.json) process.stdout.write(`${JSON.stringify(toJson(settings, sides))}\n`);
-  for (const { side, logs } of measured) {
-    if (logs !== '') process.stdout.write(`\n${side.role} web/worker log lines at warn and above (count × process level message):\n${logs}\n`);
-  }
+  process.stdout.write(sideLogsReport(measured));
   const errors = sides.reduce((sum, side) => sum + Object.values(side.modes).reduce((n, r) => n + r.errors, 0), 0);
   return errors === 0 ? 0 : 1;
 }
 
-main().then(
-  (code) => cleanups.exit(code),
-  (error: unknown) => {
-    process.stderr.write(`redis-cost failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    cleanups.exit(1);
-  },
-);
+runBench('redis-cost', cleanups, main);
