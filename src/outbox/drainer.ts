@@ -15,6 +15,8 @@ export interface DrainerOptions {
   maxBackoffMs: number;
 }
 
+const LEGACY_CHECK_MS = 10_000;
+
 const DEFAULTS: DrainerOptions = { batchSize: 200, leaseMs: 30_000, idleMs: 100, maxBackoffMs: 5_000 };
 
 /**
@@ -29,6 +31,7 @@ export class OutboxDrainer {
   readonly #log: Logger;
   readonly #options: DrainerOptions;
   #running: Promise<void> | null = null;
+  #legacyDueAt = 0;
   #stopped = false;
   #wake: (() => void) | null = null;
 
@@ -56,7 +59,18 @@ export class OutboxDrainer {
   async drainOnce(): Promise<number> {
     let drained = 0;
     for (let shard = 0; shard < this.#keys.queueShards; shard++) drained += await this.#drain(this.#keys.outboxItems(shard), this.#keys.outboxLeases(shard));
-    return drained + (await this.#drain(this.#keys.legacyOutbox.items, this.#keys.legacyOutbox.leases));
+    return drained + (await this.#drainLegacy());
+  }
+
+  /**
+   * The outbox of gateways from before the queue was sharded fills only during an upgrade: looked
+   * at once every LEGACY_CHECK_MS, not on every pass of a busy drainer, and drained while it has records.
+   */
+  async #drainLegacy(): Promise<number> {
+    if (Date.now() < this.#legacyDueAt) return 0;
+    const drained = await this.#drain(this.#keys.legacyOutbox.items, this.#keys.legacyOutbox.leases);
+    if (drained === 0) this.#legacyDueAt = Date.now() + LEGACY_CHECK_MS;
+    return drained;
   }
 
   async #drain(items: string, leases: string): Promise<number> {

@@ -32,12 +32,13 @@ export class Outbox {
     this.#keys = keys;
   }
 
-  /** Queues a tenant's records for the store, in order, on its queue shard's outbox (one hot list per shard, not one in all). */
-  async push(tenantId: string, ...records: OutboxRecord[]): Promise<void> {
-    if (records.length > 0) await this.#redis.lpush(this.#keys.outboxItems(this.#keys.shardOf(tenantId)), ...records.map(encodeOutboxRecord));
+  /** Queues a tenant's record for the store on its queue shard's outbox (one hot list per shard, not one in all). */
+  async push(tenantId: string, record: OutboxRecord): Promise<void> {
+    const { key, record: text } = this.entry(tenantId, record);
+    await this.#redis.lpush(key, text);
   }
 
-  /** Where and as what `push` would queue one record, for a script that queues it with other writes. */
+  /** Where and as what `push` queues a record, for a script that queues it with other writes. */
   entry(tenantId: string, record: OutboxRecord): { key: string; record: string } {
     return { key: this.#keys.outboxItems(this.#keys.shardOf(tenantId)), record: encodeOutboxRecord(record) };
   }

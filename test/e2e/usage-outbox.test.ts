@@ -90,7 +90,8 @@ describe('upgrading from the unsharded outbox', () => {
       createdAt: new Date(),
     };
     await gateway.redis.lpush(gateway.keys.legacyOutbox.items, encodeOutboxRecord({ kind: 'usage', record }));
-    await eventually(async () => (await storedIds()).includes(record.requestId), 10_000, 'the left-behind record stored');
+    // Drainers look at the old outbox every 10 s.
+    await eventually(async () => (await storedIds()).includes(record.requestId), 20_000, 'the left-behind record stored');
     expect(await gateway.redis.llen(gateway.keys.legacyOutbox.items)).toBe(0);
   });
 });
