@@ -2,7 +2,7 @@ import { finishRequest, type ClaimEnding, type EventLine, type ScriptedRedis, ty
 import type { RedisKeys } from '../src/redis/keys.ts';
 import { encodeEventLine, encodeReplyMessage, errorToPayload, parseEventLine, isTerminal, type CompletionEventType } from '../src/queue/completion-events.ts';
 import { contentText } from '../src/catalog/tokens.ts';
-import type { ChatCompletionChunk } from '../src/providers/types.ts';
+import type { ChatCompletionChunk } from '../src/wire/openai-chat.ts';
 import type { GatewayError } from '../src/errors/gateway-error.ts';
 import { retryUnavailable } from '../src/redis/retry-unavailable.ts';
 

@@ -1,6 +1,7 @@
 import type { CompletionJob } from '../src/queue/completion-job.ts';
-import type { ChatCompletionChunk, ProviderTarget, Usage } from '../src/providers/types.ts';
-import { countPromptTokens, contentText, type CountableMessage } from '../src/catalog/tokens.ts';
+import type { ProviderTarget } from '../src/providers/types.ts';
+import type { ChatCompletionChunk, Usage } from '../src/wire/openai-chat.ts';
+import { countPromptTokens, contentText } from '../src/catalog/tokens.ts';
 import { callWithRetries } from './call-upstream.ts';
 import { resolveUsage, type UsageSource } from './usage.ts';
 import type { EventPublisher } from './publish.ts';
@@ -45,7 +46,7 @@ function targetsOf(ctx: RunContext): ProviderTarget[] {
 
 /** The run's usage: the provider's counts, else the tokenizer's (the prompt counted only then). */
 export function usageOf(data: CompletionJob, trace: RunTrace): { usage: Usage; source: UsageSource } {
-  return resolveUsage(trace.reported, () => data.promptTokens ?? countPromptTokens(data.body['messages'] as CountableMessage[]), trace.text);
+  return resolveUsage(trace.reported, () => data.promptTokens ?? countPromptTokens(data.body.messages), trace.text);
 }
 
 function attempt<T>(ctx: RunContext, run: (target: ProviderTarget) => Promise<T>, mayRetry: () => boolean) {
@@ -59,7 +60,7 @@ function attempt<T>(ctx: RunContext, run: (target: ProviderTarget) => Promise<T>
 /** A non-streamed completion: the whole answer as one `result` event. */
 export async function runCompletion(ctx: RunContext): Promise<FinalEvent> {
   const { value: completion, target } = await attempt(ctx, (target) =>
-    ctx.deps.providers.get(target.provider).complete({ target, body: ctx.data.body, signal: ctx.signal }),
+    ctx.deps.providers.complete({ target, body: ctx.data.body, signal: ctx.signal }),
   () => true);
   ctx.trace.text = completion.choices.map((choice) => contentText(choice.message.content)).join('');
   ctx.trace.reported = completion.usage ?? null;
@@ -78,7 +79,7 @@ export async function runStream(ctx: RunContext): Promise<FinalEvent> {
   const trace = ctx.trace;
   let last: ChatCompletionChunk | null = null;
   const { target } = await attempt(ctx, async (target) => {
-    for await (const chunk of ctx.deps.providers.get(target.provider).stream({ target, body: ctx.data.body, signal: ctx.signal })) {
+    for await (const chunk of ctx.deps.providers.stream({ target, body: ctx.data.body, signal: ctx.signal })) {
       if (chunk.usage) trace.reported = chunk.usage;
       if (chunk.choices.length === 0) continue;
       trace.text += contentText(chunk.choices[0]?.delta.content);

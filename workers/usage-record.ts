@@ -2,7 +2,7 @@ import type { CompletionJob } from '../src/queue/completion-job.ts';
 import type { CatalogModel } from '../src/catalog/schema.ts';
 import { costMicros } from '../src/catalog/pricing.ts';
 import type { UsageRecord, UsageStatus } from '../src/store/repository.ts';
-import type { Usage } from '../src/providers/types.ts';
+import type { Usage } from '../src/wire/openai-chat.ts';
 import type { UsageSource } from './usage.ts';
 import type { RunTrace } from './run-completion.ts';
 

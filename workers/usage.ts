@@ -1,5 +1,5 @@
 import { countTextTokens } from '../src/catalog/tokens.ts';
-import type { Usage } from '../src/providers/types.ts';
+import type { Usage } from '../src/wire/openai-chat.ts';
 
 /** Where a request's token counts came from; recorded with every request. */
 export type UsageSource = 'provider' | 'estimated';

@@ -1,7 +1,9 @@
 import { readFile } from 'node:fs/promises';
+import { Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml } from 'yaml';
-import { CatalogFileSchema, TIER_ALIASES, type CatalogFile, type CatalogModel } from './schema.ts';
+import { ALIAS_PATTERN, MODEL_SCHEMAS, TIER_ALIASES, TiersSchema, type CatalogFile, type CatalogModel } from './schema.ts';
+import { PROVIDER_DESCRIPTORS, descriptorOf, type ProviderName } from '../providers/descriptors.ts';
 
 /** Thrown when the catalog file is unreadable or invalid; the message names the file and the field. */
 export class CatalogError extends Error {
@@ -12,9 +14,14 @@ export class CatalogError extends Error {
 }
 
 /** A catalog model with the alias it is listed under. */
-export interface CatalogEntry extends CatalogModel {
-  alias: string;
-}
+export type CatalogEntry = CatalogModel & { alias: string };
+
+// The file's outline first; each model is then checked against its own provider's schema, so an
+// error names the field rather than saying the model matches none of the providers.
+const CatalogOutlineSchema = Type.Object(
+  { models: Type.Record(Type.String({ pattern: ALIAS_PATTERN }), Type.Object({ provider: Type.String() })), tiers: TiersSchema },
+  { additionalProperties: false },
+);
 
 function parseText(path: string, text: string): unknown {
   try {
@@ -24,23 +31,36 @@ function parseText(path: string, text: string): unknown {
   }
 }
 
+function validateModel(path: string, alias: string, model: { provider: string }): void {
+  const schema = MODEL_SCHEMAS.get(model.provider);
+  if (!schema) {
+    const names = PROVIDER_DESCRIPTORS.map((descriptor) => descriptor.name).join(', ');
+    throw new CatalogError(`Catalog ${path}: /models/${alias}/provider '${model.provider}' is not one of ${names}.`);
+  }
+  const first = Value.Errors(schema, model).First();
+  if (!first) return;
+  const field = first.path.slice(1);
+  if (first.message === 'Expected required property' && Object.hasOwn(descriptorOf(model.provider as ProviderName).options, field)) {
+    throw new CatalogError(`Catalog ${path}: /models/${alias}/${field} is required for provider ${model.provider}.`);
+  }
+  throw new CatalogError(`Catalog ${path}: /models/${alias}${first.path} ${first.message}.`);
+}
+
 function validate(path: string, data: unknown): CatalogFile {
-  const first = Value.Errors(CatalogFileSchema, data).First();
+  const first = Value.Errors(CatalogOutlineSchema, data).First();
   if (first) throw new CatalogError(`Catalog ${path}: ${first.path || '/'} ${first.message}.`);
-  const file = data as CatalogFile;
-  for (const [alias, model] of Object.entries(file.models)) {
+  const outline = data as { models: Record<string, { provider: string }>; tiers: CatalogFile['tiers'] };
+  for (const [alias, model] of Object.entries(outline.models)) {
     if ((TIER_ALIASES as readonly string[]).includes(alias) || alias === 'auto') {
       throw new CatalogError(`Catalog ${path}: /models/${alias} uses a reserved alias.`);
     }
-    if (model.provider === 'openai-compatible' && !model.base_url) {
-      throw new CatalogError(`Catalog ${path}: /models/${alias}/base_url is required for provider openai-compatible.`);
-    }
+    validateModel(path, alias, model);
   }
   for (const tier of TIER_ALIASES) {
-    const missing = file.tiers[tier].find((alias) => !Object.hasOwn(file.models, alias));
+    const missing = outline.tiers[tier].find((alias) => !Object.hasOwn(outline.models, alias));
     if (missing) throw new CatalogError(`Catalog ${path}: /tiers/${tier} names '${missing}', which is not in /models.`);
   }
-  return file;
+  return data as CatalogFile;
 }
 
 /** Reads and validates a catalog file (JSON, or YAML by its .yaml/.yml extension). */

@@ -1,5 +1,5 @@
 import type { CatalogModel } from './schema.ts';
-import type { Usage } from '../providers/types.ts';
+import type { Usage } from '../wire/openai-chat.ts';
 
 /**
  * Cost in integer micro-units of the tenant's currency. Prices are currency units per

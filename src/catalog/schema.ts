@@ -1,64 +1,55 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TLiteral, type TObject } from '@sinclair/typebox';
+import type { ProviderDescriptor } from '../providers/descriptor.ts';
+import { PROVIDER_DESCRIPTORS, type ProviderName } from '../providers/descriptors.ts';
 
 /** The three service tiers of the spec. */
 export const TIER_ALIASES = ['svc-flash', 'svc-standard', 'svc-pro'] as const;
 
-/** Options of the built-in simulator provider (ignored by other providers). */
-export const SimulatorOptionsSchema = Type.Object(
-  {
-    latency_ms: Type.Optional(Type.Integer({ minimum: 0, description: 'Delay before the first token.' })),
-    tokens_per_second: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Streaming rate; absent means as fast as possible.' })),
-    completion_tokens: Type.Optional(Type.Integer({ minimum: 1, description: 'Length of the answer when max_tokens does not cap it.' })),
-    fault: Type.Optional(
-      Type.Object(
-        {
-          kind: Type.Union([Type.Literal('429'), Type.Literal('500'), Type.Literal('timeout'), Type.Literal('broken_stream')]),
-          rate: Type.Number({ minimum: 0, maximum: 1, description: 'Probability of the fault per call.' }),
-          retry_after_seconds: Type.Optional(Type.Integer({ minimum: 0 })),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-  },
-  { additionalProperties: false },
-);
+/** What every model of the catalog has, whatever its provider. */
+export const MODEL_FIELDS = {
+  upstream_model: Type.String({ minLength: 1 }),
+  context_window: Type.Integer({ minimum: 1 }),
+  max_output_tokens: Type.Integer({ minimum: 1 }),
+  input_price_per_mtok: Type.Number({ minimum: 0, description: 'Currency units per million prompt tokens.' }),
+  output_price_per_mtok: Type.Number({ minimum: 0, description: 'Currency units per million completion tokens.' }),
+  cache_read_price_per_mtok: Type.Optional(Type.Number({ minimum: 0, description: "Per million prompt tokens read from the provider's cache; absent: the input price." })),
+  cache_write_price_per_mtok: Type.Optional(Type.Number({ minimum: 0, description: "Per million prompt tokens written to the provider's cache; absent: the input price." })),
+  rejected_params: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+};
 
-/** One model alias of the catalog file. */
-export const CatalogModelSchema = Type.Object(
+type ModelSchema<D> = D extends ProviderDescriptor ? TObject<{ provider: TLiteral<D['name']> } & typeof MODEL_FIELDS & D['options']> : never;
+type ModelSchemas<T extends readonly unknown[]> = { -readonly [K in keyof T]: ModelSchema<T[K]> };
+
+/** The catalog entry of one provider kind: the common fields and the provider's options, nothing else. */
+function modelSchema<D extends ProviderDescriptor>(descriptor: D): ModelSchema<D> {
+  return Type.Object({ provider: Type.Literal(descriptor.name), ...MODEL_FIELDS, ...descriptor.options }, { additionalProperties: false }) as unknown as ModelSchema<D>;
+}
+
+/** Each provider kind's model schema, by name (load-catalog.ts validates a model against its provider's alone, for errors that name the field). */
+export const MODEL_SCHEMAS: ReadonlyMap<string, TObject> = new Map(PROVIDER_DESCRIPTORS.map((descriptor) => [descriptor.name, modelSchema(descriptor)]));
+
+/** One model alias of the catalog file: a union over the providers' descriptors. */
+export const CatalogModelSchema = Type.Union(PROVIDER_DESCRIPTORS.map(modelSchema) as ModelSchemas<typeof PROVIDER_DESCRIPTORS>);
+
+/** An alias: letters, digits and `._:/-`. */
+export const ALIAS_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:/-]*$';
+
+/** The tiers: each an ordered list of model aliases. */
+export const TiersSchema = Type.Object(
   {
-    provider: Type.Union([Type.Literal('openai-compatible'), Type.Literal('simulator')]),
-    upstream_model: Type.String({ minLength: 1 }),
-    base_url: Type.Optional(Type.String({ pattern: '^https?://' })),
-    api_key_env: Type.Optional(Type.String({ pattern: '^[A-Z_][A-Z0-9_]*$' })),
-    context_window: Type.Integer({ minimum: 1 }),
-    max_output_tokens: Type.Integer({ minimum: 1 }),
-    input_price_per_mtok: Type.Number({ minimum: 0, description: 'Currency units per million prompt tokens.' }),
-    output_price_per_mtok: Type.Number({ minimum: 0, description: 'Currency units per million completion tokens.' }),
-    rejected_params: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
-    simulator: Type.Optional(SimulatorOptionsSchema),
+    'svc-flash': Type.Array(Type.String(), { minItems: 1 }),
+    'svc-standard': Type.Array(Type.String(), { minItems: 1 }),
+    'svc-pro': Type.Array(Type.String(), { minItems: 1 }),
   },
   { additionalProperties: false },
 );
 
 /** The catalog file: aliases, and the tiers as ordered candidate lists of aliases. */
-export const CatalogFileSchema = Type.Object(
-  {
-    models: Type.Record(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:/-]*$' }), CatalogModelSchema),
-    tiers: Type.Object(
-      {
-        'svc-flash': Type.Array(Type.String(), { minItems: 1 }),
-        'svc-standard': Type.Array(Type.String(), { minItems: 1 }),
-        'svc-pro': Type.Array(Type.String(), { minItems: 1 }),
-      },
-      { additionalProperties: false },
-    ),
-  },
-  { additionalProperties: false },
-);
+export const CatalogFileSchema = Type.Object({ models: Type.Record(Type.String({ pattern: ALIAS_PATTERN }), CatalogModelSchema), tiers: TiersSchema }, { additionalProperties: false });
 
 /** A catalog model entry as written in the file. */
 export type CatalogModel = Static<typeof CatalogModelSchema>;
+/** The catalog entry of one provider kind. */
+export type ModelOf<N extends ProviderName> = Extract<CatalogModel, { provider: N }>;
 /** The parsed catalog file. */
 export type CatalogFile = Static<typeof CatalogFileSchema>;
-/** Simulator options of a catalog entry. */
-export type SimulatorOptions = Static<typeof SimulatorOptionsSchema>;

@@ -21,6 +21,7 @@ export interface RequestContext {
 export function buildJob(requestId: string, principal: Principal, replyChannel: string, body: ChatCompletionRequest, resolved: ResolvedModel, context: RequestContext): CompletionJob {
   const forwarded: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(body)) if (!NOT_FORWARDED.has(key) && value !== undefined) forwarded[key] = value;
+  // The door validated the body against the same wire schemas (src/chat/request-schema.ts).
   const job: CompletionJob = {
     requestId,
     tenantId: principal.tenantId,
@@ -28,7 +29,7 @@ export function buildJob(requestId: string, principal: Principal, replyChannel: 
     replyChannel,
     requestedModel: body.model,
     candidates: resolved.candidates.map((model) => model.alias),
-    body: forwarded,
+    body: forwarded as CompletionJob['body'],
     stream: body.stream === true,
     includeUsage: body.stream === true && body.stream_options?.include_usage === true,
     enqueuedAt: Date.now(),

@@ -3,7 +3,7 @@ import { PiiDetectedError } from '../errors/gateway-error.ts';
 import { PiiMasker, scanText } from '../pii/scanner.ts';
 import type { PiiPolicy } from '../store/repository.ts';
 import { auditEvent, type AuditSink } from '../audit/audit-event.ts';
-import type { ChatMessage } from './request-schema.ts';
+import type { ChatMessage } from '../wire/openai-chat.ts';
 
 /** What the policy did: the messages to send (masked when the policy masks) and the categories found. */
 export interface PiiOutcome {

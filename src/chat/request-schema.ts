@@ -1,31 +1,17 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
-
-const Nullable = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
-
-/** One chat message; unknown fields (tool_calls, name, …) pass through to the provider. */
-export const ChatMessageSchema = Type.Object(
-  {
-    role: Type.Union(['system', 'developer', 'user', 'assistant', 'tool', 'function'].map((role) => Type.Literal(role))),
-    content: Type.Union([Type.String(), Type.Null(), Type.Array(Type.Object({ type: Type.String() }))]),
-  },
-  { additionalProperties: true },
-);
+import { Type, type Static } from '@sinclair/typebox';
+import { ChatRequestFields } from '../wire/openai-chat.ts';
 
 /**
- * The body of POST /v1/chat/completions. OpenAI's other parameters (top_p, stop, seed,
- * tools, response_format, user, …) are accepted and forwarded as they are.
+ * The body of POST /v1/chat/completions: OpenAI's chat request (src/wire/openai-chat.ts) with
+ * the model and the delivery fields. OpenAI's other parameters (presence_penalty, logprobs,
+ * metadata, …) are accepted and forwarded as they are.
  */
 export const ChatCompletionRequestSchema = Type.Object(
   {
     model: Type.String({ minLength: 1, maxLength: 256 }),
-    messages: Type.Array(ChatMessageSchema, { minItems: 1 }),
     stream: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
     stream_options: Type.Optional(Type.Union([Type.Object({ include_usage: Type.Optional(Type.Boolean()) }), Type.Null()])),
-    max_tokens: Nullable(Type.Integer({ minimum: 1 })),
-    max_completion_tokens: Nullable(Type.Integer({ minimum: 1 })),
-    temperature: Nullable(Type.Number({ minimum: 0, maximum: 2 })),
-    top_p: Nullable(Type.Number({ minimum: 0, maximum: 1 })),
-    n: Nullable(Type.Integer({ minimum: 1, maximum: 1 })),
+    ...ChatRequestFields,
   },
   { additionalProperties: true },
 );
@@ -53,5 +39,3 @@ export const ChatCompletionBodySchema = Type.Composite(
 export type ChatCompletionRequest = Static<typeof ChatCompletionRequestSchema>;
 /** The body as validated at the door. */
 export type ChatCompletionBody = Static<typeof ChatCompletionBodySchema>;
-/** A validated chat message. */
-export type ChatMessage = Static<typeof ChatMessageSchema>;

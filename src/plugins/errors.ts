@@ -24,6 +24,28 @@ function toParam(instancePath: string, child?: string): string | null {
   return param === '' ? null : param;
 }
 
+// Keywords that only say that a union or a condition failed; the issues of their branches say why.
+const WRAPPER_KEYWORDS = new Set(['anyOf', 'oneOf', 'if', 'allOf']);
+
+/**
+ * The issue that says most: among the deepest, the first that is not a wrapper. A union's
+ * branches that each want one constant (an enum written as literals) become one issue listing them.
+ */
+function mostSpecific(issues: readonly ValidationIssue[]): ValidationIssue {
+  const depth = (issue: ValidationIssue) => issue.instancePath.split('/').length;
+  const deepest = Math.max(...issues.map(depth));
+  const candidates = issues.filter((issue) => depth(issue) === deepest && !WRAPPER_KEYWORDS.has(issue.keyword));
+  const first = candidates[0] ?? (issues[0] as ValidationIssue);
+  if (candidates.length > 1 && candidates.every((issue) => issue.keyword === 'const' || issue.keyword === 'type')) {
+    const allowed = candidates.map((issue) => {
+      const params = issue.params as { allowedValue?: unknown; type?: unknown };
+      return issue.keyword === 'const' ? String(params.allowedValue) : `${/^[aeiou]/.test(String(params.type)) ? 'an' : 'a'} ${String(params.type)}`;
+    });
+    return { ...first, params: { allowedValues: allowed } };
+  }
+  return first;
+}
+
 function fromValidation(issue: ValidationIssue, context: string | undefined): GatewayError {
   const params = issue.params as Record<string, unknown>;
   if (issue.keyword === 'required') return new MissingRequiredFieldError(toParam(issue.instancePath, String(params['missingProperty'])) as string);
@@ -40,8 +62,7 @@ function fromValidation(issue: ValidationIssue, context: string | undefined): Ga
 /** Maps anything Fastify or a handler threw to a GatewayError: the one mapping of the web tier. */
 export function fromFastifyError(error: FastifyError, request: FastifyRequest, bodyLimit: number): GatewayError {
   if (error instanceof GatewayError) return error;
-  const first = error.validation?.[0];
-  if (first) return fromValidation(first, error.validationContext);
+  if (error.validation && error.validation.length > 0) return fromValidation(mostSpecific(error.validation), error.validationContext);
   switch (error.code) {
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new InvalidJsonError('The request body is empty; send a JSON object.');

@@ -1,25 +1,44 @@
-/** Provider kind → adapter, built once per worker process at startup. */
-import type { ProviderAdapter, ProviderTarget } from './types.ts';
-import { createOpenAiCompatibleAdapter, type OpenAiCompatibleOptions } from './openai-compatible/index.ts';
+/** Provider kind → adapter, built once per worker process at startup on one shared connection pool. */
+import type { ModelOf } from '../catalog/schema.ts';
+import type { ChatCompletion, ChatCompletionChunk } from '../wire/openai-chat.ts';
+import type { ProviderName } from './descriptors.ts';
+import type { ProviderAdapter, ProviderRequest } from './types.ts';
+import { createUpstreamHttp, type UpstreamHttp, type UpstreamHttpOptions } from './shared/http.ts';
+import { createOpenAiCompatibleAdapter } from './openai-compatible/index.ts';
 import { createSimulatorAdapter } from './simulator/index.ts';
 
-/** The adapters of one process. */
+/** What every adapter is built with. */
+export interface AdapterContext {
+  http: UpstreamHttp;
+  /** The headers timeout of upstream calls (the simulator's hang fault waits as long). */
+  headersTimeoutMs: number;
+}
+
+// A mapped type, so that a provider listed in descriptors.ts without an adapter here does not compile.
+const FACTORIES: { [N in ProviderName]: (context: AdapterContext) => ProviderAdapter<ModelOf<N>> } = {
+  'openai-compatible': (context) => createOpenAiCompatibleAdapter(context.http),
+  simulator: (context) => createSimulatorAdapter({ hangTimeoutMs: context.headersTimeoutMs }),
+};
+
+/** The adapters of one process, called by the target's provider. */
 export interface ProviderRegistry {
-  /** The adapter serving a catalog target's `provider`. */
-  get(kind: ProviderTarget['provider']): ProviderAdapter;
-  /** Closes the adapters' connection pools. */
+  /** A non-streamed completion from the target's provider. */
+  complete(request: ProviderRequest): Promise<ChatCompletion>;
+  /** A streamed completion from the target's provider. */
+  stream(request: ProviderRequest): AsyncIterable<ChatCompletionChunk>;
+  /** Closes the shared connection pool. */
   close(): Promise<void>;
 }
 
-/** Builds every adapter once; the simulator's hang fault uses the same headers timeout as real upstreams. */
-export function createProviderRegistry(options: OpenAiCompatibleOptions): ProviderRegistry {
-  const openAiCompatible = createOpenAiCompatibleAdapter(options);
-  const adapters: Record<ProviderTarget['provider'], ProviderAdapter> = {
-    'openai-compatible': openAiCompatible,
-    simulator: createSimulatorAdapter({ hangTimeoutMs: options.headersTimeoutMs }),
-  };
+/** Builds every adapter once. */
+export function createProviderRegistry(options: UpstreamHttpOptions): ProviderRegistry {
+  const context: AdapterContext = { http: createUpstreamHttp(options), headersTimeoutMs: options.headersTimeoutMs };
+  const adapters = new Map<string, ProviderAdapter>(Object.entries(FACTORIES).map(([name, create]) => [name, create(context) as ProviderAdapter]));
+  // The map is keyed by every ProviderName (FACTORIES' type), and a target's provider is one.
+  const adapterOf = (request: ProviderRequest) => adapters.get(request.target.provider) as ProviderAdapter;
   return {
-    get: (kind) => adapters[kind],
-    close: () => openAiCompatible.close(),
+    complete: (request) => adapterOf(request).complete(request),
+    stream: (request) => adapterOf(request).stream(request),
+    close: () => context.http.close(),
   };
 }

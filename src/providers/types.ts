@@ -1,82 +1,38 @@
-import { Type, type Static } from '@sinclair/typebox';
-import type { SimulatorOptions } from '../catalog/schema.ts';
-
-/** Token counts in OpenAI's shape. */
-export const UsageSchema = Type.Object({
-  prompt_tokens: Type.Integer({ minimum: 0 }),
-  completion_tokens: Type.Integer({ minimum: 0 }),
-  total_tokens: Type.Integer({ minimum: 0 }),
-});
-
-/** A non-streamed chat completion in OpenAI's wire shape (extra provider fields pass through). */
-export const ChatCompletionSchema = Type.Object({
-  id: Type.String(),
-  object: Type.Literal('chat.completion'),
-  created: Type.Integer(),
-  model: Type.String(),
-  choices: Type.Array(
-    Type.Object({
-      index: Type.Integer(),
-      message: Type.Object({ role: Type.String(), content: Type.Union([Type.String(), Type.Null()]) }),
-      finish_reason: Type.Union([Type.String(), Type.Null()]),
-    }),
-  ),
-  usage: Type.Optional(Type.Union([UsageSchema, Type.Null()])),
-});
-
-/** One streamed chunk in OpenAI's wire shape; the usage-only chunk has `choices: []`. */
-export const ChatCompletionChunkSchema = Type.Object({
-  id: Type.String(),
-  object: Type.Literal('chat.completion.chunk'),
-  created: Type.Integer(),
-  model: Type.String(),
-  choices: Type.Array(
-    Type.Object({
-      index: Type.Integer(),
-      delta: Type.Object({ role: Type.Optional(Type.String()), content: Type.Optional(Type.Union([Type.String(), Type.Null()])) }),
-      finish_reason: Type.Union([Type.String(), Type.Null()]),
-    }),
-  ),
-  usage: Type.Optional(Type.Union([UsageSchema, Type.Null()])),
-});
-
-/** Token counts. */
-export type Usage = Static<typeof UsageSchema>;
-/** A non-streamed completion. */
-export type ChatCompletion = Static<typeof ChatCompletionSchema>;
-/** A streamed chunk. */
-export type ChatCompletionChunk = Static<typeof ChatCompletionChunkSchema>;
+/** The provider seam: what the worker hands an adapter, and what an adapter gives back (OpenAI's chat format). */
+import type { CatalogModel } from '../catalog/schema.ts';
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../wire/openai-chat.ts';
 
 /** Where and how to reach one upstream model, resolved from the catalog at startup. */
-export interface ProviderTarget {
+export interface ProviderTarget<M extends CatalogModel = CatalogModel> {
   /** The catalog alias the target serves. */
   alias: string;
-  provider: 'openai-compatible' | 'simulator';
+  provider: M['provider'];
   upstreamModel: string;
-  baseUrl: string | null;
+  /** The catalog entry, with its provider's own options. */
+  model: M;
+  /** The provider key read from the variable `api_key_env` names; null when none is set. */
   apiKey: string | null;
-  simulator: SimulatorOptions | null;
 }
 
 /** One call to an upstream model. */
-export interface ProviderRequest {
-  target: ProviderTarget;
+export interface ProviderRequest<M extends CatalogModel = CatalogModel> {
+  target: ProviderTarget<M>;
   /**
-   * The OpenAI chat body as the client sent it, minus `model`, `stream` and `stream_options`
+   * The OpenAI chat request as the client sent it, minus `model`, `stream` and `stream_options`
    * (the adapter sets those) and minus the gateway's own fields.
    */
-  body: Record<string, unknown>;
+  body: ChatRequest;
   signal: AbortSignal;
 }
 
-/** One provider; the worker holds one instance per kind, built once at startup. */
-export interface ProviderAdapter {
+/** One provider kind's translation; the worker builds each once, at startup. */
+export interface ProviderAdapter<M extends CatalogModel = CatalogModel> {
   /** A non-streamed completion. Throws UpstreamError on any failure. */
-  complete(request: ProviderRequest): Promise<ChatCompletion>;
+  complete(request: ProviderRequest<M>): Promise<ChatCompletion>;
   /**
    * A streamed completion, always with the provider's usage chunk when it reports one
    * (the worker strips it when the client did not ask). Throws UpstreamError on any failure,
    * including a stream that ends without its terminator.
    */
-  stream(request: ProviderRequest): AsyncIterable<ChatCompletionChunk>;
+  stream(request: ProviderRequest<M>): AsyncIterable<ChatCompletionChunk>;
 }

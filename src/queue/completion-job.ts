@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { ChatRequestSchema } from '../wire/openai-chat.ts';
 
 /** What the web tier hands a worker for one completion. */
 export const CompletionJobSchema = Type.Object({
@@ -11,8 +12,8 @@ export const CompletionJobSchema = Type.Object({
   requestedModel: Type.String(),
   /** Catalog aliases to try in order; the first that answers is the `model` of the response. */
   candidates: Type.Array(Type.String(), { minItems: 1 }),
-  /** The OpenAI body to forward, without model/stream/stream_options. */
-  body: Type.Record(Type.String(), Type.Unknown()),
+  /** The OpenAI chat request to forward, without model/stream/stream_options. */
+  body: ChatRequestSchema,
   stream: Type.Boolean(),
   /** The client asked for `stream_options.include_usage`. */
   includeUsage: Type.Boolean(),

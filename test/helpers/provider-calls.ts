@@ -1,6 +1,8 @@
 /** Small helpers for tests that call provider adapters directly. */
 import { isUpstreamError, type UpstreamError } from '../../src/providers/shared/upstream-error.ts';
-import type { ChatCompletionChunk } from '../../src/providers/types.ts';
+import type { ChatCompletionChunk } from '../../src/wire/openai-chat.ts';
+import type { CatalogModel } from '../../src/catalog/schema.ts';
+import type { ProviderTarget } from '../../src/providers/types.ts';
 
 /** Reads a stream to its end into `seen` (kept when the stream throws, so tests can look at what came first). */
 export async function collect(stream: AsyncIterable<ChatCompletionChunk>, seen: ChatCompletionChunk[] = []): Promise<ChatCompletionChunk[]> {
@@ -17,3 +19,11 @@ export async function failure(promise: Promise<unknown>): Promise<UpstreamError>
   if (!isUpstreamError(error)) throw error;
   return error;
 }
+
+/** The target a worker would build for a catalog entry (as src/catalog/targets.ts does), with the given key. */
+export function targetFor<M extends CatalogModel>(model: M, apiKey: string | null = null, alias = 'test-model'): ProviderTarget<M> {
+  return { alias, provider: model.provider, upstreamModel: model.upstream_model, model, apiKey };
+}
+
+/** A catalog entry's common fields, for tests that build entries of any provider. */
+export const MODEL_BASICS = { context_window: 8192, max_output_tokens: 1024, input_price_per_mtok: 1, output_price_per_mtok: 2 } as const;

@@ -1,17 +1,14 @@
-/** OpenAI chat body → the upstream's request: URL, headers and JSON body. */
+/** OpenAI chat request → the upstream's HTTP call: OpenAI's own addressing, or Azure OpenAI's. */
+import type { ModelOf } from '../../catalog/schema.ts';
 import type { ProviderTarget } from '../types.ts';
-import { UpstreamError } from '../shared/upstream-error.ts';
+import type { UpstreamCall } from '../shared/send.ts';
+import type { ChatRequest } from '../../wire/openai-chat.ts';
 
-/** What undici needs to send one chat completion call. */
-export interface UpstreamHttpRequest {
-  url: string;
-  headers: Record<string, string>;
-  body: string;
-}
+type Target = ProviderTarget<ModelOf<'openai-compatible'>>;
 
 /** The upstream body: the client's fields, with our model and stream settings on top. */
-export function buildUpstreamBody(target: ProviderTarget, body: Record<string, unknown>, stream: boolean): Record<string, unknown> {
-  const rest = { ...body };
+export function buildUpstreamBody(target: Target, body: ChatRequest, stream: boolean): Record<string, unknown> {
+  const rest: Record<string, unknown> = { ...body };
   delete rest.stream_options;
   // Usage is always requested so that streamed spend is never recorded as zero; the worker strips
   // the usage chunk when the client did not ask for it.
@@ -20,19 +17,28 @@ export function buildUpstreamBody(target: ProviderTarget, body: Record<string, u
     : { ...rest, model: target.upstreamModel, stream: false };
 }
 
-/** The full HTTP call to `${baseUrl}/chat/completions`. */
-export function buildUpstreamRequest(target: ProviderTarget, body: Record<string, unknown>, stream: boolean): UpstreamHttpRequest {
-  if (target.baseUrl === null) {
-    throw new UpstreamError('client_error', `Model alias '${target.alias}' has no base_url`);
+/**
+ * The URL and key header: `{base_url}/chat/completions` with a bearer key, or for Azure OpenAI
+ * `{base_url}/openai/deployments/{deployment}/chat/completions?api-version=…` with an `api-key` header.
+ */
+function address(target: Target): { url: string; auth: Record<string, string> } {
+  const base = target.model.base_url.replace(/\/+$/, '');
+  const key = target.apiKey !== null && target.apiKey !== '' ? target.apiKey : null;
+  const azure = target.model.azure;
+  if (azure) {
+    const deployment = encodeURIComponent(azure.deployment ?? target.upstreamModel);
+    const url = `${base}/openai/deployments/${deployment}/chat/completions?api-version=${encodeURIComponent(azure.api_version)}`;
+    return { url, auth: key === null ? {} : { 'api-key': key } };
   }
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: stream ? 'text/event-stream' : 'application/json',
-  };
-  if (target.apiKey !== null && target.apiKey !== '') headers.authorization = `Bearer ${target.apiKey}`;
+  return { url: `${base}/chat/completions`, auth: key === null ? {} : { authorization: `Bearer ${key}` } };
+}
+
+/** The full HTTP call. */
+export function buildUpstreamRequest(target: Target, body: ChatRequest, stream: boolean): UpstreamCall {
+  const { url, auth } = address(target);
   return {
-    url: `${target.baseUrl.replace(/\/+$/, '')}/chat/completions`,
-    headers,
+    url,
+    headers: { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json', ...auth },
     body: JSON.stringify(buildUpstreamBody(target, body, stream)),
   };
 }

@@ -1,20 +1,15 @@
 /** Upstream JSON → ChatCompletion, filling the fields lenient OpenAI-compatible servers omit. */
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { ChatCompletionSchema, type ChatCompletion, type ProviderTarget } from '../types.ts';
+import { ChatCompletionSchema, type ChatCompletion } from '../../wire/openai-chat.ts';
+import type { ProviderTarget } from '../types.ts';
 import { errorFromPayload, invalidResponse, isErrorPayload } from './errors.ts';
 
 type JsonObject = Record<string, unknown>;
 
 const completionChecker = TypeCompiler.Compile(ChatCompletionSchema);
 
-/** Parses and validates a non-streamed completion body; extra fields pass through untouched. */
-export function parseCompletion(bodyText: string, target: ProviderTarget): ChatCompletion {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(bodyText);
-  } catch (err) {
-    throw invalidResponse('body is not JSON', err);
-  }
+/** Validates a parsed non-streamed completion body; extra fields pass through untouched. */
+export function parseCompletion(parsed: unknown, target: ProviderTarget): ChatCompletion {
   if (isErrorPayload(parsed)) {
     // Some servers answer 200 with an error object; treat it as the 5xx it stands for.
     throw errorFromPayload(parsed, 'server_error');

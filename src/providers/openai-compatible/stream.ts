@@ -1,6 +1,7 @@
 /** Upstream SSE → ChatCompletionChunk, with a typed state across the events of one stream. */
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { ChatCompletionChunkSchema, type ChatCompletionChunk, type ProviderTarget } from '../types.ts';
+import { ChatCompletionChunkSchema, type ChatCompletionChunk } from '../../wire/openai-chat.ts';
+import type { ProviderTarget } from '../types.ts';
 import { iterSseJson } from '../shared/sse.ts';
 import { UpstreamError } from '../shared/upstream-error.ts';
 import { errorFromPayload, invalidResponse, isErrorPayload } from './errors.ts';
@@ -56,10 +57,7 @@ export function toChunk(data: unknown, state: StreamState): ChatCompletionChunk 
 }
 
 /** Translates an upstream SSE body; throws UpstreamError `broken_stream` if it ends without `[DONE]`. */
-export async function* translateStream(
-  source: AsyncIterable<Uint8Array | string>,
-  target: ProviderTarget,
-): AsyncGenerator<ChatCompletionChunk> {
+export async function* translateStream(source: AsyncIterable<Uint8Array | string>, target: ProviderTarget): AsyncGenerator<ChatCompletionChunk> {
   const state = createStreamState(target);
   for await (const event of iterSseJson(source)) {
     if (event.type === 'done') {
@@ -78,10 +76,16 @@ export async function* translateStream(
 
 function normaliseChoice(choice: unknown, position: number): unknown {
   if (!isObject(choice)) return choice;
+  const delta = isObject(choice.delta) ? choice.delta : {};
   return {
     ...choice,
     index: typeof choice.index === 'number' ? choice.index : position,
-    delta: isObject(choice.delta) ? choice.delta : {},
+    delta: Array.isArray(delta.tool_calls) ? { ...delta, tool_calls: delta.tool_calls.map(normaliseToolCallDelta) } : delta,
     finish_reason: choice.finish_reason ?? null,
   };
+}
+
+// Some servers (older Ollama, llama.cpp) omit a tool call's `index`; its position in the list stands for it.
+function normaliseToolCallDelta(call: unknown, position: number): unknown {
+  return isObject(call) && typeof call.index !== 'number' ? { ...call, index: position } : call;
 }

@@ -6,6 +6,11 @@ export type UpstreamFailureKind =
   | 'timeout'
   | 'rate_limited'
   | 'server_error'
+  /** The provider refused the request itself (400, 404, 413, 422): the client's to fix. */
+  | 'invalid_request'
+  /** The provider refused our key (401, 403): the operator's to fix. */
+  | 'unauthorized'
+  /** Any other 4xx. */
   | 'client_error'
   | 'broken_stream'
   | 'invalid_response'
@@ -17,11 +22,27 @@ export type UpstreamHeaders = Headers | Record<string, string | string[] | undef
 /** When the failure happened: before the response headers, or while reading the body. */
 export type NetworkPhase = 'request' | 'body';
 
+/** What a provider said about a failure, read from its error body. */
+export interface UpstreamErrorDetails {
+  message: string;
+  /** The provider's machine-readable code (OpenAI's `code`, Anthropic's error `type`…). */
+  code?: string | null;
+  /** The request parameter the provider blames. */
+  param?: string | null;
+  /** A wait the provider asked for in its body (Gemini's RetryInfo). */
+  retryAfterMs?: number | null;
+}
+
+/** A provider's reader of its own error shape: the details of a parsed JSON error body, or null when it is not one. */
+export type ErrorReader = (body: unknown) => UpstreamErrorDetails | null;
+
 /** Options of the UpstreamError constructor. */
 export interface UpstreamErrorOptions {
   status?: number | null;
   retryAfterMs?: number | null;
   upstreamMessage?: string | null;
+  code?: string | null;
+  param?: string | null;
   cause?: unknown;
 }
 
@@ -55,6 +76,8 @@ export class UpstreamError extends Error {
   readonly retryable: boolean;
   readonly retryAfterMs: number | null;
   readonly upstreamMessage: string | null;
+  readonly code: string | null;
+  readonly param: string | null;
 
   constructor(kind: UpstreamFailureKind, message: string, options: UpstreamErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -64,17 +87,24 @@ export class UpstreamError extends Error {
     this.retryable = RETRYABLE_KINDS.has(kind);
     this.retryAfterMs = options.retryAfterMs ?? null;
     this.upstreamMessage = options.upstreamMessage ?? null;
+    this.code = options.code ?? null;
+    this.param = options.param ?? null;
   }
 
-  /** Classifies a non-2xx upstream response (status mapping after openai-node's APIError.generate). */
-  static fromResponse(status: number, headers: UpstreamHeaders, bodyText: string): UpstreamError {
+  /**
+   * Classifies a non-2xx upstream response (status mapping after openai-node's APIError.generate);
+   * the provider's reader takes its message, code and param from the body, else an excerpt is kept.
+   */
+  static fromResponse(status: number, headers: UpstreamHeaders, bodyText: string, readError: ErrorReader = () => null): UpstreamError {
     const kind = kindForStatus(status);
-    const upstreamMessage = extractUpstreamMessage(bodyText);
-    const detail = upstreamMessage === null ? '' : `: ${upstreamMessage}`;
+    const details = readErrorBody(bodyText, readError);
+    const detail = details === null ? '' : `: ${details.message}`;
     return new UpstreamError(kind, `Upstream responded with HTTP ${status}${detail}`, {
       status,
-      retryAfterMs: parseRetryAfterMs(headers),
-      upstreamMessage,
+      retryAfterMs: parseRetryAfterMs(headers) ?? details?.retryAfterMs ?? null,
+      upstreamMessage: details?.message ?? null,
+      code: details?.code ?? null,
+      param: details?.param ?? null,
     });
   }
 
@@ -114,6 +144,8 @@ function kindForStatus(status: number): UpstreamFailureKind {
   if (status === 429) return 'rate_limited';
   if (status === 408) return 'timeout';
   if (status >= 500) return 'server_error';
+  if (status === 400 || status === 404 || status === 413 || status === 422) return 'invalid_request';
+  if (status === 401 || status === 403) return 'unauthorized';
   if (status >= 400) return 'client_error';
   return 'invalid_response';
 }
@@ -146,28 +178,24 @@ function headerValue(headers: UpstreamHeaders, name: string): string | undefined
   return Array.isArray(value) ? value[0] : value;
 }
 
-function extractUpstreamMessage(bodyText: string): string | null {
+function readErrorBody(bodyText: string, readError: ErrorReader): UpstreamErrorDetails | null {
   const trimmed = bodyText.trim();
   if (trimmed === '') return null;
-  const message = openAiStyleMessage(trimmed);
-  if (message !== null) return message;
-  const excerpt = trimmed.replace(/\s+/g, ' ');
-  return excerpt.length > EXCERPT_LENGTH ? `${excerpt.slice(0, EXCERPT_LENGTH)}…` : excerpt;
+  const details = readError(parseJsonOrUndefined(trimmed));
+  if (details !== null) return details;
+  return { message: excerpt(trimmed) };
 }
 
-// OpenAI sends {error:{message}}; Ollama and some proxies send {error:"…"}.
-function openAiStyleMessage(text: string): string | null {
-  let parsed: unknown;
+/** A body's text as one line of at most 200 characters. */
+export function excerpt(text: string): string {
+  const line = text.trim().replace(/\s+/g, ' ');
+  return line.length > EXCERPT_LENGTH ? `${line.slice(0, EXCERPT_LENGTH)}…` : line;
+}
+
+function parseJsonOrUndefined(text: string): unknown {
   try {
-    parsed = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
-    return null;
+    return undefined;
   }
-  if (typeof parsed !== 'object' || parsed === null || !('error' in parsed)) return null;
-  const error: unknown = parsed.error;
-  if (typeof error === 'string') return error;
-  if (typeof error === 'object' && error !== null && 'message' in error && typeof error.message === 'string') {
-    return error.message;
-  }
-  return null;
 }

@@ -1,6 +1,6 @@
 /** The simulator's injected faults and its abortable waits. */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SimulatorOptions } from '../../catalog/schema.ts';
+import type { SimulatorOptions } from './descriptor.ts';
 import { UpstreamError } from '../shared/upstream-error.ts';
 
 /** A configured fault. */

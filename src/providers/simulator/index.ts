@@ -1,9 +1,13 @@
 /** The built-in simulator provider: deterministic answers, configurable latency, token rate and faults. */
-import type { SimulatorOptions } from '../../catalog/schema.ts';
-import type { ChatCompletion, ChatCompletionChunk, ProviderAdapter, ProviderRequest, Usage } from '../types.ts';
+import type { ModelOf } from '../../catalog/schema.ts';
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest, Usage } from '../../wire/openai-chat.ts';
+import type { ProviderAdapter, ProviderRequest } from '../types.ts';
+import type { SimulatorOptions } from './descriptor.ts';
 import { brokenStreamError, hang, pause, rollFault, statusFaultError, type FaultKind } from './faults.ts';
 import { generatePieces, seedFromMessages } from './text.ts';
-import { countPromptTokens, type CountableMessage } from '../../catalog/tokens.ts';
+import { countPromptTokens } from '../../catalog/tokens.ts';
+
+type SimulatorRequest = ProviderRequest<ModelOf<'simulator'>>;
 
 /** Knobs for tests and for the registry. */
 export interface SimulatorAdapterOptions {
@@ -29,7 +33,7 @@ const DEFAULT_COMPLETION_TOKENS = 64;
 const DEFAULT_HANG_TIMEOUT_MS = 60_000;
 
 /** Builds the simulator adapter; the same messages always give the same text. */
-export function createSimulatorAdapter(adapterOptions: SimulatorAdapterOptions = {}): ProviderAdapter {
+export function createSimulatorAdapter(adapterOptions: SimulatorAdapterOptions = {}): ProviderAdapter<ModelOf<'simulator'>> {
   const random = adapterOptions.random ?? Math.random;
   const hangTimeoutMs = adapterOptions.hangTimeoutMs ?? DEFAULT_HANG_TIMEOUT_MS;
 
@@ -44,8 +48,8 @@ export function createSimulatorAdapter(adapterOptions: SimulatorAdapterOptions =
     if (fault === 'broken_stream' && !streaming) throw statusFaultError('500', faultConfig);
   }
 
-  async function complete(request: ProviderRequest): Promise<ChatCompletion> {
-    const plan = makePlan(request, rollFault(request.target.simulator?.fault, random));
+  async function complete(request: SimulatorRequest): Promise<ChatCompletion> {
+    const plan = makePlan(request, rollFault(request.target.model.simulator?.fault, random));
     await beforeFirstToken(plan, request.signal, false);
     await pause(tokenIntervalMs(plan.options) * Math.max(0, plan.pieces.length - 1), request.signal);
     return {
@@ -58,8 +62,8 @@ export function createSimulatorAdapter(adapterOptions: SimulatorAdapterOptions =
     };
   }
 
-  async function* stream(request: ProviderRequest): AsyncGenerator<ChatCompletionChunk> {
-    const plan = makePlan(request, rollFault(request.target.simulator?.fault, random));
+  async function* stream(request: SimulatorRequest): AsyncGenerator<ChatCompletionChunk> {
+    const plan = makePlan(request, rollFault(request.target.model.simulator?.fault, random));
     await beforeFirstToken(plan, request.signal, true);
     const interval = tokenIntervalMs(plan.options);
     const cut = plan.fault === 'broken_stream' ? Math.max(1, Math.floor(plan.pieces.length / 2)) : plan.pieces.length;
@@ -78,13 +82,13 @@ export function createSimulatorAdapter(adapterOptions: SimulatorAdapterOptions =
   return { complete, stream };
 }
 
-function makePlan(request: ProviderRequest, fault: FaultKind | null): Plan {
-  const options = request.target.simulator ?? {};
+function makePlan(request: SimulatorRequest, fault: FaultKind | null): Plan {
+  const options = request.target.model.simulator ?? {};
   const configured = options.completion_tokens ?? DEFAULT_COMPLETION_TOKENS;
   const cap = maxTokens(request.body);
   const length = cap === null ? configured : Math.min(cap, configured);
   const pieces = generatePieces(seedFromMessages(request.body.messages), length);
-  const promptTokens = countPromptTokens(Array.isArray(request.body['messages']) ? (request.body['messages'] as CountableMessage[]) : []);
+  const promptTokens = countPromptTokens(request.body.messages);
   return {
     id: `chatcmpl-sim-${crypto.randomUUID().replaceAll('-', '')}`,
     created: Math.floor(Date.now() / 1000),
@@ -97,7 +101,7 @@ function makePlan(request: ProviderRequest, fault: FaultKind | null): Plan {
   };
 }
 
-function maxTokens(body: Record<string, unknown>): number | null {
+function maxTokens(body: ChatRequest): number | null {
   const value = body.max_tokens ?? body.max_completion_tokens;
   return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : null;
 }

@@ -1,36 +1,26 @@
 import { describe, it, expect, beforeAll, beforeEach, afterAll } from 'vitest';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { ModelOf } from '../../../src/catalog/schema.ts';
 import { createOpenAiCompatibleAdapter } from '../../../src/providers/openai-compatible/index.ts';
-import type { ChatCompletionChunk, ProviderRequest, ProviderTarget } from '../../../src/providers/types.ts';
+import { createUpstreamHttp } from '../../../src/providers/shared/http.ts';
+import type { ProviderRequest } from '../../../src/providers/types.ts';
+import type { ChatCompletionChunk, ChatRequest } from '../../../src/wire/openai-chat.ts';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.ts';
-import { collect, failure } from '../../helpers/provider-calls.ts';
+import { MODEL_BASICS, collect, failure, targetFor } from '../../helpers/provider-calls.ts';
 
 const HEADERS_TIMEOUT_MS = 300;
-const messages = [{ role: 'user', content: 'Say hello' }];
+const messages: ChatRequest['messages'] = [{ role: 'user', content: 'Say hello' }];
 
 let fake: FakeUpstream;
-const adapter = createOpenAiCompatibleAdapter({
-  connectTimeoutMs: 1000,
-  headersTimeoutMs: HEADERS_TIMEOUT_MS,
-  bodyTimeoutMs: 2000,
-  connections: 4,
-});
+const http = createUpstreamHttp({ connectTimeoutMs: 1000, headersTimeoutMs: HEADERS_TIMEOUT_MS, bodyTimeoutMs: 2000, connections: 4 });
+const adapter = createOpenAiCompatibleAdapter(http);
 
-function target(overrides: Partial<ProviderTarget> = {}): ProviderTarget {
-  return {
-    alias: 'test-model',
-    provider: 'openai-compatible',
-    upstreamModel: 'upstream-model-1',
-    baseUrl: fake.url,
-    apiKey: 'sk-test',
-    simulator: null,
-    ...overrides,
-  };
-}
+type Model = ModelOf<'openai-compatible'>;
 
-function call(signal: AbortSignal = new AbortController().signal, overrides: Partial<ProviderTarget> = {}): ProviderRequest {
-  return { target: target(overrides), body: { messages, max_tokens: 50 }, signal };
+function call(signal: AbortSignal = new AbortController().signal, options: { apiKey?: string | null; model?: Partial<Model> } = {}): ProviderRequest<Model> {
+  const model: Model = { provider: 'openai-compatible', upstream_model: 'upstream-model-1', base_url: fake.url, ...MODEL_BASICS, ...options.model };
+  return { target: targetFor(model, options.apiKey === undefined ? 'sk-test' : options.apiKey), body: { messages, max_tokens: 50 }, signal };
 }
 
 beforeAll(async () => {
@@ -42,7 +32,7 @@ beforeEach(() => {
 });
 
 afterAll(async () => {
-  await adapter.close();
+  await http.close();
   await fake.close();
 });
 
@@ -156,7 +146,7 @@ describe('openai-compatible adapter against a loopback upstream', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const error = await failure(adapter.complete(call(undefined, { baseUrl: `http://127.0.0.1:${port}/v1` })));
+    const error = await failure(adapter.complete(call(undefined, { model: { base_url: `http://127.0.0.1:${port}/v1` } })));
     expect(error).toMatchObject({ kind: 'connect', retryable: true, status: null });
   });
 });

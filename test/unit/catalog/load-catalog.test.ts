@@ -16,7 +16,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function model(overrides: Partial<CatalogModel> = {}): CatalogModel {
+function model(overrides: Record<string, unknown> = {}): CatalogModel {
   return {
     provider: 'simulator',
     upstream_model: 'sim-1',
@@ -25,7 +25,7 @@ function model(overrides: Partial<CatalogModel> = {}): CatalogModel {
     input_price_per_mtok: 1,
     output_price_per_mtok: 2,
     ...overrides,
-  };
+  } as CatalogModel;
 }
 
 function catalog(): CatalogFile {
@@ -113,7 +113,7 @@ describe('loadCatalogFile: validation names the path', () => {
 
   it('an unknown provider', async () => {
     const data = catalog() as unknown as { models: Record<string, Record<string, unknown>> };
-    (data.models['small'] as Record<string, unknown>)['provider'] = 'anthropic';
+    (data.models['small'] as Record<string, unknown>)['provider'] = 'bedrock';
     expect((await loadError(data)).message).toMatch(/: \/models\/small\/provider /);
   });
 
@@ -138,7 +138,7 @@ describe('loadCatalogFile: validation names the path', () => {
 
   it('openai-compatible without base_url', async () => {
     const data = catalog();
-    delete (data.models['remote'] as CatalogModel).base_url;
+    delete (data.models['remote'] as Record<string, unknown>)['base_url'];
     const { path, message } = await loadError(data);
     expect(message).toBe(`Catalog ${path}: /models/remote/base_url is required for provider openai-compatible.`);
   });
@@ -159,7 +159,7 @@ describe('candidatesOf', () => {
   it("gives a tier's models in the tier's order", () => {
     const candidates = candidatesOf(catalog(), 'svc-pro');
     expect(candidates?.map((c) => c.alias)).toEqual(['remote', 'big']);
-    expect(candidates?.[0]?.base_url).toBe('https://api.example.com/v1');
+    expect(candidates?.[0]).toMatchObject({ base_url: 'https://api.example.com/v1' });
     expect(candidatesOf(catalog(), 'svc-standard')?.map((c) => c.alias)).toEqual(['big', 'small']);
   });
 

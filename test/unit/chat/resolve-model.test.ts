@@ -11,8 +11,8 @@ import {
   UnsupportedParameterError,
 } from '../../../src/errors/gateway-error.ts';
 
-function model(context_window: number, overrides: Partial<CatalogModel> = {}): CatalogModel {
-  return { provider: 'simulator', upstream_model: 'sim', context_window, max_output_tokens: 1024, input_price_per_mtok: 1, output_price_per_mtok: 1, ...overrides };
+function model(context_window: number, overrides: Record<string, unknown> = {}): CatalogModel {
+  return { provider: 'simulator', upstream_model: 'sim', context_window, max_output_tokens: 1024, input_price_per_mtok: 1, output_price_per_mtok: 1, ...overrides } as CatalogModel;
 }
 
 const catalog: CatalogFile = {

@@ -1,22 +1,20 @@
 import { describe, it, expect } from 'vitest';
 import { encode } from 'gpt-tokenizer';
 import { countPromptTokens } from '../../../src/catalog/tokens.ts';
-import type { SimulatorOptions } from '../../../src/catalog/schema.ts';
+import type { ModelOf } from '../../../src/catalog/schema.ts';
+import type { SimulatorOptions } from '../../../src/providers/simulator/descriptor.ts';
 import { createSimulatorAdapter } from '../../../src/providers/simulator/index.ts';
-import type { ChatCompletionChunk, ProviderRequest } from '../../../src/providers/types.ts';
-import { collect, failure } from '../../helpers/provider-calls.ts';
+import type { ProviderRequest } from '../../../src/providers/types.ts';
+import type { ChatCompletionChunk, ChatRequest } from '../../../src/wire/openai-chat.ts';
+import { MODEL_BASICS, collect, failure, targetFor } from '../../helpers/provider-calls.ts';
 
-const messages = [
+const messages: ChatRequest['messages'] = [
   { role: 'system', content: 'You are terse.' },
   { role: 'user', content: [{ type: 'text', text: 'Tell me about gateways.' }] },
 ];
 
-function call(simulator: SimulatorOptions, body: Record<string, unknown> = { messages }, signal = new AbortController().signal): ProviderRequest {
-  return {
-    target: { alias: 'sim', provider: 'simulator', upstreamModel: 'sim-model', baseUrl: null, apiKey: null, simulator },
-    body,
-    signal,
-  };
+function call(simulator: SimulatorOptions, body: ChatRequest = { messages }, signal = new AbortController().signal): ProviderRequest<ModelOf<'simulator'>> {
+  return { target: targetFor({ provider: 'simulator', upstream_model: 'sim-model', ...MODEL_BASICS, simulator }, null, 'sim'), body, signal };
 }
 
 function textOf(chunks: ChatCompletionChunk[]): string {

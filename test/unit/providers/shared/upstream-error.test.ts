@@ -1,6 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { errors } from 'undici';
 import { UpstreamError, isUpstreamError, parseRetryAfterMs } from '../../../../src/providers/shared/upstream-error.ts';
+import { readOpenAiError } from '../../../../src/providers/openai-compatible/errors.ts';
 
 describe('UpstreamError.fromResponse', () => {
   it.each([
@@ -8,9 +9,15 @@ describe('UpstreamError.fromResponse', () => {
     [500, 'server_error', true],
     [503, 'server_error', true],
     [408, 'timeout', true],
-    [400, 'client_error', false],
-    [401, 'client_error', false],
-    [404, 'client_error', false],
+    [400, 'invalid_request', false],
+    [404, 'invalid_request', false],
+    [413, 'invalid_request', false],
+    [422, 'invalid_request', false],
+    [401, 'unauthorized', false],
+    [403, 'unauthorized', false],
+    [402, 'client_error', false],
+    [409, 'client_error', false],
+    [529, 'server_error', true],
   ] as const)('classifies HTTP %i as %s (retryable %s)', (status, kind, retryable) => {
     const error = UpstreamError.fromResponse(status, {}, '');
     expect(error.kind).toBe(kind);
@@ -18,16 +25,29 @@ describe('UpstreamError.fromResponse', () => {
     expect(error.status).toBe(status);
   });
 
-  it('takes the provider message from an OpenAI-style body', () => {
-    const body = JSON.stringify({ error: { message: 'Rate limit reached for gpt-x', type: 'requests' } });
-    const error = UpstreamError.fromResponse(429, { 'retry-after': '3' }, body);
+  it("takes the provider's message, code and param through its error reader", () => {
+    const body = JSON.stringify({ error: { message: 'Rate limit reached for gpt-x', type: 'requests', code: 'rate_limit_exceeded', param: null } });
+    const error = UpstreamError.fromResponse(429, { 'retry-after': '3' }, body, readOpenAiError);
+    expect(error.code).toBe('rate_limit_exceeded');
+    expect(error.param).toBeNull();
     expect(error.upstreamMessage).toBe('Rate limit reached for gpt-x');
     expect(error.retryAfterMs).toBe(3000);
     expect(error.message).toContain('Rate limit reached for gpt-x');
   });
 
+  it('takes a param the provider blames', () => {
+    const body = JSON.stringify({ error: { message: "Unrecognized request argument supplied: foo", type: 'invalid_request_error', code: 'unknown_parameter', param: 'foo' } });
+    expect(UpstreamError.fromResponse(400, {}, body, readOpenAiError)).toMatchObject({ kind: 'invalid_request', code: 'unknown_parameter', param: 'foo', upstreamMessage: 'Unrecognized request argument supplied: foo' });
+  });
+
+  it('takes a wait from the body when the reader finds one and no header says otherwise', () => {
+    const reader = () => ({ message: 'quota', retryAfterMs: 7000 });
+    expect(UpstreamError.fromResponse(429, {}, '{}', reader).retryAfterMs).toBe(7000);
+    expect(UpstreamError.fromResponse(429, { 'retry-after': '2' }, '{}', reader).retryAfterMs).toBe(2000);
+  });
+
   it('accepts {error:"…"} and excerpts anything else', () => {
-    expect(UpstreamError.fromResponse(500, {}, '{"error":"model not loaded"}').upstreamMessage).toBe('model not loaded');
+    expect(UpstreamError.fromResponse(500, {}, '{"error":"model not loaded"}', readOpenAiError).upstreamMessage).toBe('model not loaded');
     const html = `<html>\n<body>${'x'.repeat(500)}</body></html>`;
     const excerpt = UpstreamError.fromResponse(502, {}, html).upstreamMessage ?? '';
     expect(excerpt.startsWith('<html> <body>')).toBe(true);

@@ -1,0 +1,14 @@
+/** Every provider kind the gateway speaks. A new provider is a folder, one line here and one in registry.ts. */
+import { openAiCompatibleDescriptor } from './openai-compatible/descriptor.ts';
+import { simulatorDescriptor } from './simulator/descriptor.ts';
+
+/** The descriptors, in the order the catalog documentation lists them. */
+export const PROVIDER_DESCRIPTORS = [openAiCompatibleDescriptor, simulatorDescriptor] as const;
+
+/** A provider kind: the catalog's `provider` values. */
+export type ProviderName = (typeof PROVIDER_DESCRIPTORS)[number]['name'];
+
+/** The descriptor of a provider kind. */
+export function descriptorOf(name: ProviderName): (typeof PROVIDER_DESCRIPTORS)[number] {
+  return PROVIDER_DESCRIPTORS.find((descriptor) => descriptor.name === name) as (typeof PROVIDER_DESCRIPTORS)[number];
+}

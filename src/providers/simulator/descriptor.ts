@@ -1,0 +1,34 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { ProviderDescriptor } from '../descriptor.ts';
+
+/** Options of the built-in simulator provider. */
+export const SimulatorOptionsSchema = Type.Object(
+  {
+    latency_ms: Type.Optional(Type.Integer({ minimum: 0, description: 'Delay before the first token.' })),
+    tokens_per_second: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Streaming rate; absent means as fast as possible.' })),
+    completion_tokens: Type.Optional(Type.Integer({ minimum: 1, description: 'Length of the answer when max_tokens does not cap it.' })),
+    fault: Type.Optional(
+      Type.Object(
+        {
+          kind: Type.Union([Type.Literal('429'), Type.Literal('500'), Type.Literal('timeout'), Type.Literal('broken_stream')]),
+          rate: Type.Number({ minimum: 0, maximum: 1, description: 'Probability of the fault per call.' }),
+          retry_after_seconds: Type.Optional(Type.Integer({ minimum: 0 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** Options of a simulator model. */
+export type SimulatorOptions = Static<typeof SimulatorOptionsSchema>;
+
+/** The simulator: deterministic text for development, tests and benchmarks; it ignores every parameter but the token cap. */
+export const simulatorDescriptor = {
+  name: 'simulator',
+  options: { simulator: Type.Optional(SimulatorOptionsSchema) },
+  capabilities: { chat: true, stream: true, embed: false },
+  params: null,
+  contentParts: null,
+} as const satisfies ProviderDescriptor;
