@@ -14,7 +14,8 @@ import { EventPublisher, readEventLog, type EventLogState, type RequestEnding } 
 import { toClientError } from './upstream-failure.ts';
 import { runCompletion, runStream, usageOf, type RunContext, type RunTrace } from './run-completion.ts';
 import { buildUsageRecord } from './usage-record.ts';
-import type { RetryPolicy } from './retry.ts';
+import { backoffDelay, type RetryPolicy } from './retry.ts';
+import { isUpstreamError } from '../src/providers/shared/upstream-error.ts';
 import type { BudgetLedger } from '../src/budget/budget-ledger.ts';
 import { IDEMPOTENCY_TTL_MS } from '../src/chat/idempotency-step.ts';
 import { retryUnavailable } from '../src/redis/retry-unavailable.ts';
@@ -65,6 +66,19 @@ async function finish(deps: ProcessorDeps, ctx: { data: CompletionJob; trace: Ru
   deps.log.info({ requestId: record.requestId, tenantId: record.tenantId, model: record.model, status: record.status, errorCode: record.errorCode, totalTokens: record.totalTokens, usageSource: record.usageSource, costMicros: record.costMicros, queueWaitMs: record.queueWaitMs, latencyMs: record.latencyMs }, 'completion finished');
 }
 
+/** The client's error for a failed run, logged; a provider refusing our key is logged as the operator's problem it is. */
+function failure(deps: ProcessorDeps, data: CompletionJob, trace: RunTrace, error: unknown): GatewayError {
+  const attempts = Math.max(1, trace.attempts);
+  const model = trace.target?.alias ?? data.candidates[0] ?? data.requestedModel;
+  const clientError = toClientError(error, { attempts, model, fallbackRetryAfterMs: backoffDelay(deps.policy, attempts, () => 0) });
+  if (isUpstreamError(error) && error.kind === 'unauthorized') {
+    deps.log.error({ err: error, requestId: data.requestId, model }, `the provider of '${model}' refused the gateway's key (HTTP ${error.status}): check the model's api_key_env`);
+  } else {
+    deps.log.warn({ err: error, requestId: data.requestId, code: clientError.code }, 'completion failed');
+  }
+  return clientError;
+}
+
 /** A re-run of a stream whose first run died after chunks reached the client: end it, and record what was sent. */
 async function endInterrupted(deps: ProcessorDeps, data: CompletionJob, publisher: EventPublisher, log: EventLogState): Promise<void> {
   const target = (log.streamedModel && deps.targets.get(log.streamedModel)) || null;
@@ -99,9 +113,7 @@ async function runRequest(deps: ProcessorDeps, data: CompletionJob, rerun: boole
     if (signal.aborted) {
       ending = { status: 'cancelled', error: new ClientClosedRequestError(), final: null };
     } else {
-      const clientError = toClientError(error, Math.max(1, trace.attempts));
-      deps.log.warn({ err: error, requestId: data.requestId, code: clientError.code }, 'completion failed');
-      ending = { status: 'failed', error: clientError, final: null };
+      ending = { status: 'failed', error: failure(deps, data, trace, error), final: null };
     }
   }
   await finish(deps, ctx, ending);

@@ -1,7 +1,7 @@
 import { finishRequest, type ClaimEnding, type EventLine, type ScriptedRedis, type Settlement } from '../src/redis/scripts.ts';
 import type { RedisKeys } from '../src/redis/keys.ts';
 import { encodeEventLine, encodeReplyMessage, errorToPayload, parseEventLine, isTerminal, type CompletionEventType } from '../src/queue/completion-events.ts';
-import { contentText } from '../src/catalog/tokens.ts';
+import { producedText } from './produced-text.ts';
 import type { ChatCompletionChunk } from '../src/wire/openai-chat.ts';
 import type { GatewayError } from '../src/errors/gateway-error.ts';
 import { retryUnavailable } from '../src/redis/retry-unavailable.ts';
@@ -132,7 +132,7 @@ export interface EventLogState {
   finished: boolean;
   /** Chunks reached the client: a stream that must not be repeated. */
   sentChunks: boolean;
-  /** The content those chunks carried, and the alias that produced them. */
+  /** What those chunks carried (producedText), and the alias that produced them. */
   streamedText: string;
   streamedModel: string | null;
 }
@@ -149,7 +149,7 @@ export async function readEventLog(redis: ScriptedRedis, keys: RedisKeys, tenant
     if (event.type !== 'chunk') continue;
     state.sentChunks = true;
     const chunk = JSON.parse(event.payload) as ChatCompletionChunk;
-    state.streamedText += contentText(chunk.choices[0]?.delta.content);
+    state.streamedText += producedText(chunk.choices[0]?.delta);
     state.streamedModel = chunk.model;
   }
   return state;

@@ -1,7 +1,8 @@
 import type { CompletionJob } from '../src/queue/completion-job.ts';
 import type { ProviderTarget } from '../src/providers/types.ts';
 import type { ChatCompletionChunk, Usage } from '../src/wire/openai-chat.ts';
-import { countPromptTokens, contentText } from '../src/catalog/tokens.ts';
+import { countPromptTokens } from '../src/catalog/tokens.ts';
+import { producedText } from './produced-text.ts';
 import { callWithRetries } from './call-upstream.ts';
 import { resolveUsage, type UsageSource } from './usage.ts';
 import type { EventPublisher } from './publish.ts';
@@ -12,7 +13,7 @@ export interface RunTrace {
   /** The candidate tried last (the one that answered, on success). */
   target: ProviderTarget | null;
   attempts: number;
-  /** Text produced so far (streams: what reached the client). */
+  /** What the model produced so far, as countable text (producedText); streams: what reached the client. */
   text: string;
   reported: Usage | null;
   firstChunkAt: number | null;
@@ -62,7 +63,7 @@ export async function runCompletion(ctx: RunContext): Promise<FinalEvent> {
   const { value: completion, target } = await attempt(ctx, (target) =>
     ctx.deps.providers.complete({ target, body: ctx.data.body, signal: ctx.signal }),
   () => true);
-  ctx.trace.text = completion.choices.map((choice) => contentText(choice.message.content)).join('');
+  ctx.trace.text = completion.choices.map((choice) => producedText(choice.message)).join('');
   ctx.trace.reported = completion.usage ?? null;
   const { usage, source } = usageOf(ctx.data, ctx.trace);
   const body = { ...completion, model: target.alias, usage, request_id: ctx.data.requestId };
@@ -82,7 +83,7 @@ export async function runStream(ctx: RunContext): Promise<FinalEvent> {
     for await (const chunk of ctx.deps.providers.stream({ target, body: ctx.data.body, signal: ctx.signal })) {
       if (chunk.usage) trace.reported = chunk.usage;
       if (chunk.choices.length === 0) continue;
-      trace.text += contentText(chunk.choices[0]?.delta.content);
+      trace.text += producedText(chunk.choices[0]?.delta);
       last = { ...chunk, model: target.alias };
       if (includeUsage) last.usage = null;
       else delete last.usage;

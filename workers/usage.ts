@@ -5,17 +5,20 @@ import type { Usage } from '../src/wire/openai-chat.ts';
 export type UsageSource = 'provider' | 'estimated';
 
 /**
- * The provider's own counts when it reported them; otherwise the tokenizer's count of
- * the prompt (done by the web tier) and of the text actually produced. Never zero for
- * a completion that produced text (the costliest bug of the peers: streamed spend as 0).
+ * The provider's own counts when it reported them, with their details (cached, cache-write,
+ * reasoning tokens…) as reported; otherwise the tokenizer's count of the prompt (done by the web
+ * tier) and of the text actually produced. Never zero for a completion that produced text (the
+ * costliest bug of the peers: streamed spend as 0).
  */
 export function resolveUsage(reported: Usage | null | undefined, countPrompt: () => number, completionText: string): { usage: Usage; source: UsageSource } {
   if (reported && Number.isInteger(reported.prompt_tokens) && Number.isInteger(reported.completion_tokens)) {
-    const usage = {
+    const usage: Usage = {
       prompt_tokens: reported.prompt_tokens,
       completion_tokens: reported.completion_tokens,
       total_tokens: reported.prompt_tokens + reported.completion_tokens,
     };
+    if (reported.prompt_tokens_details) usage.prompt_tokens_details = reported.prompt_tokens_details;
+    if (reported.completion_tokens_details) usage.completion_tokens_details = reported.completion_tokens_details;
     return { usage, source: 'provider' };
   }
   const promptTokens = countPrompt();

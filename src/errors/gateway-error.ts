@@ -173,10 +173,11 @@ export class PiiDetectedError extends GatewayError {
   }
 }
 
-/** 422 `unsupported_parameter`. */
+/** 422 `unsupported_parameter`; `detail` says what of the parameter is not supported, when not all of it. */
 export class UnsupportedParameterError extends GatewayError {
-  constructor(param: string, model: string) {
-    super(422, 'invalid_request_error', 'unsupported_parameter', `The model '${model}' does not support the parameter '${param}'.`, { param });
+  constructor(param: string, model: string, detail?: string) {
+    const what = detail === undefined ? '' : ` (${detail})`;
+    super(422, 'invalid_request_error', 'unsupported_parameter', `The model '${model}' does not support the parameter '${param}'${what}.`, { param });
   }
 }
 
@@ -184,6 +185,21 @@ export class UnsupportedParameterError extends GatewayError {
 export class ContextLengthExceededError extends GatewayError {
   constructor(model: string, promptTokens: number, maxTokens: number, window: number) {
     super(422, 'invalid_request_error', 'context_length_exceeded', `The prompt (${promptTokens} tokens) plus max_tokens (${maxTokens}) exceeds the context window of '${model}' (${window} tokens).`, { param: 'messages' });
+  }
+}
+
+/**
+ * 400 or 422 `invalid_request_error`: the provider refused the request itself (its 400, 404, 413 or
+ * 422). The provider's code and param are kept (else `provider_invalid_request`), and the message
+ * says that the provider said it. Not retryable: the same request would be refused again.
+ */
+export class ProviderRejectedRequestError extends GatewayError {
+  constructor(options: { status: number; code: string | null; param: string | null; model: string; upstreamMessage: string | null }) {
+    const code = options.code ?? 'provider_invalid_request';
+    // A code the spec gives a status keeps it: a provider's 400 context_length_exceeded is our 422.
+    const status = options.status === 422 || code === 'context_length_exceeded' ? 422 : 400;
+    const detail = options.upstreamMessage ?? 'no message';
+    super(status, 'invalid_request_error', code, `The provider of '${options.model}' rejected the request (HTTP ${options.status}): ${detail}`, { param: options.param });
   }
 }
 

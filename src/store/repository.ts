@@ -113,6 +113,12 @@ export interface UsageRecord {
   promptTokens: number;
   completionTokens: number;
   totalTokens: number;
+  /** Prompt tokens read from the provider's cache (part of promptTokens). */
+  cachedTokens: number;
+  /** Prompt tokens written to the provider's cache (part of promptTokens). */
+  cacheWriteTokens: number;
+  /** Completion tokens the model spent reasoning (part of completionTokens). */
+  reasoningTokens: number;
   usageSource: 'provider' | 'estimated';
   /** Integer micro-units of the tenant's currency. */
   costMicros: number;

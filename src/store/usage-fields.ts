@@ -16,6 +16,9 @@ export interface UsageFields {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  cached_tokens: number;
+  cache_write_tokens: number;
+  reasoning_tokens: number;
   usage_source: UsageRecord['usageSource'];
   cost_micros: number;
   status: UsageRecord['status'];
@@ -44,6 +47,9 @@ export function toUsageFields(record: UsageRecord): UsageFields {
     prompt_tokens: record.promptTokens,
     completion_tokens: record.completionTokens,
     total_tokens: record.totalTokens,
+    cached_tokens: record.cachedTokens,
+    cache_write_tokens: record.cacheWriteTokens,
+    reasoning_tokens: record.reasoningTokens,
     usage_source: record.usageSource,
     cost_micros: record.costMicros,
     status: record.status,
@@ -73,6 +79,10 @@ export function fromUsageFields(fields: UsageFields): UsageRecord {
     promptTokens: fields.prompt_tokens,
     completionTokens: fields.completion_tokens,
     totalTokens: fields.total_tokens,
+    // Records written before these counts existed have none.
+    cachedTokens: fields.cached_tokens ?? 0,
+    cacheWriteTokens: fields.cache_write_tokens ?? 0,
+    reasoningTokens: fields.reasoning_tokens ?? 0,
     usageSource: fields.usage_source,
     costMicros: Number(fields.cost_micros),
     status: fields.status,

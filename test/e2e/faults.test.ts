@@ -67,10 +67,10 @@ describe('upstream faults', () => {
     expect(upstream.requests.length).toBeGreaterThanOrEqual(2);
   });
 
-  it('does not retry a client error of the upstream: 502 provider_failed', async () => {
+  it("does not retry the upstream's refusal of the request: 400 with the provider's message", async () => {
     upstream.script([{ kind: 'status', status: 400, body: { error: { message: 'bad thing', type: 'invalid_request_error' } } }]);
     const error = await client.chat.completions.create({ model: 'fake-gpt', messages: hello }).catch((e: unknown) => e);
-    expect(error).toMatchObject({ status: 502, code: 'provider_failed' });
+    expect(error).toMatchObject({ status: 400, code: 'provider_invalid_request', type: 'invalid_request_error' });
     expect((error as Error).message).toContain('bad thing');
     expect(upstream.requests).toHaveLength(1);
   });

@@ -8,6 +8,7 @@ import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';
 import { eventually } from '../helpers/http.ts';
 import { encodeOutboxRecord } from '../../src/outbox/outbox.ts';
+import type { UsageRecord } from '../../src/store/repository.ts';
 
 let upstream: FakeUpstream;
 let gateway: GatewayUnderTest;
@@ -89,7 +90,8 @@ describe('upgrading from the unsharded outbox', () => {
       piiFlags: [],
       createdAt: new Date(),
     };
-    await gateway.redis.lpush(gateway.keys.legacyOutbox.items, encodeOutboxRecord({ kind: 'usage', record }));
+    // An older gateway's record has no cached, cache-write or reasoning token counts.
+    await gateway.redis.lpush(gateway.keys.legacyOutbox.items, encodeOutboxRecord({ kind: 'usage', record: record as unknown as UsageRecord }));
     // Drainers look at the old outbox every 10 s.
     await eventually(async () => (await storedIds()).includes(record.requestId), 20_000, 'the left-behind record stored');
     expect(await gateway.redis.llen(gateway.keys.legacyOutbox.items)).toBe(0);

@@ -169,6 +169,16 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 7,
+    name: 'usage token details',
+    sql: `
+      ALTER TABLE usage_records
+        ADD COLUMN cached_tokens integer NOT NULL DEFAULT 0,
+        ADD COLUMN cache_write_tokens integer NOT NULL DEFAULT 0,
+        ADD COLUMN reasoning_tokens integer NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 // Any constant works; it only has to be the same in every process that migrates.

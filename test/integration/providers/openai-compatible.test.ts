@@ -48,6 +48,33 @@ describe('openai-compatible adapter against a loopback upstream', () => {
     expect(recorded?.body).toEqual({ messages, max_tokens: 50, model: 'upstream-model-1', stream: false });
   });
 
+  it("speaks Azure OpenAI's addressing: the deployment in the path, api-version in the query, the key in api-key", async () => {
+    fake.script([{ kind: 'ok', text: 'From Azure' }]);
+    const azure = { base_url: fake.origin, azure: { api_version: '2024-10-21', deployment: 'my gpt deployment' } };
+    const completion = await adapter.complete(call(undefined, { model: azure }));
+    expect(completion.choices[0]?.message.content).toBe('From Azure');
+    const recorded = fake.requests[0];
+    expect(recorded?.path).toBe('/openai/deployments/my%20gpt%20deployment/chat/completions');
+    expect(recorded?.query).toEqual({ 'api-version': '2024-10-21' });
+    expect(recorded?.headers['api-key']).toBe('sk-test');
+    expect(recorded?.headers.authorization).toBeUndefined();
+  });
+
+  it('names the Azure deployment after the upstream model when the catalog names none, streams included', async () => {
+    fake.script([{ kind: 'ok', text: 'a b', chunks: 2 }]);
+    const chunks = await collect(adapter.stream(call(undefined, { model: { base_url: `${fake.origin}/`, azure: { api_version: '2025-01-01-preview' } } })));
+    expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe('a b');
+    expect(fake.requests[0]?.path).toBe('/openai/deployments/upstream-model-1/chat/completions');
+    expect(fake.requests[0]?.query['api-version']).toBe('2025-01-01-preview');
+  });
+
+  it('passes the usage details of the upstream on, streamed and not', async () => {
+    const usage = { prompt_tokens: 20, completion_tokens: 9, total_tokens: 29, prompt_tokens_details: { cached_tokens: 16, audio_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 5 } };
+    fake.script([{ kind: 'ok', usage }, { kind: 'ok', usage }]);
+    expect((await adapter.complete(call())).usage).toEqual(usage);
+    expect((await collect(adapter.stream(call()))).at(-1)?.usage).toEqual(usage);
+  });
+
   it('sends no authorization header without an api key', async () => {
     await adapter.complete(call(undefined, { apiKey: null }));
     expect(fake.requests[0]?.headers.authorization).toBeUndefined();
