@@ -134,7 +134,7 @@ describe('idempotency', () => {
     const key = randomUUID();
     upstream.script([{ kind: 'status', status: 400 }, { kind: 'ok', text: 'second try' }]);
     const body = { model: 'fake-gpt', messages: [{ role: 'user', content: 'x' }] };
-    expect((await complete(0, x, body, { 'idempotency-key': key })).status).toBe(502);
+    expect((await complete(0, x, body, { 'idempotency-key': key })).status).toBe(400);
     await new Promise((resolve) => setTimeout(resolve, 100));
     const retry = await complete(1, x, body, { 'idempotency-key': key });
     expect(retry.status).toBe(200);

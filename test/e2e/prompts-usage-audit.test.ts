@@ -154,7 +154,7 @@ describe('usage records', () => {
     const failedId = (failed as APIError).requestID;
     await eventually(async () => (await usageOf(keys.devA as string)).body.data.some((r: { request_id: string }) => r.request_id === failedId), 5000, 'the failed request\'s record');
     const records = (await usageOf(keys.devA as string, `since=${today}&limit=1000`)).body.data;
-    expect(records.find((r: { request_id: string }) => r.request_id === failedId)).toMatchObject({ status: 'failed', error_code: 'provider_failed', total_tokens: 0, cost_micros: 0 });
+    expect(records.find((r: { request_id: string }) => r.request_id === failedId)).toMatchObject({ status: 'failed', error_code: 'provider_invalid_request', total_tokens: 0, cost_micros: 0 });
     expect(records.some((r: { prompt_name: string; prompt_version: number }) => r.prompt_name === 'greet' && r.prompt_version === 1)).toBe(true);
   });
 
