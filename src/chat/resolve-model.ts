@@ -9,6 +9,8 @@ import { candidatesOf, type CatalogEntry } from '../catalog/load-catalog.ts';
 import type { CatalogFile } from '../catalog/schema.ts';
 import { countPromptTokens, promptTokensUpperBound } from '../catalog/tokens.ts';
 import type { ChatCompletionRequest } from './request-schema.ts';
+import { descriptorOf } from '../providers/descriptors.ts';
+import { providerCannotServe } from './provider-support.ts';
 
 /** The models that may serve a request, in order, and the prompt tokens if they had to be counted. */
 export interface ResolvedModel {
@@ -25,10 +27,17 @@ function rejectedParam(body: ChatCompletionRequest, model: CatalogEntry): string
   return model.rejected_params?.find((param) => (body as Record<string, unknown>)[param] !== undefined);
 }
 
+function unsupported(body: ChatCompletionRequest, model: CatalogEntry): GatewayError | undefined {
+  const param = rejectedParam(body, model);
+  if (param) return new UnsupportedParameterError(param, model.alias);
+  return providerCannotServe(body, descriptorOf(model.provider), model.alias);
+}
+
 /**
- * Resolves the alias to its candidates and drops those that cannot take the request
- * (a parameter they reject, a context window too small). When none is left, the first
- * candidate's reason is the answer: 422 `unsupported_parameter` or `context_length_exceeded`.
+ * Resolves the alias to its candidates and drops those that cannot take the request (a
+ * parameter the catalog or the provider rejects, a context window too small). When none is
+ * left, the first candidate's reason is the answer: 422 `unsupported_parameter` or
+ * `context_length_exceeded`.
  */
 export function resolveModel(catalog: CatalogFile, body: ChatCompletionRequest): ResolvedModel {
   if (body.model === 'auto') throw new AutoModelUnavailableError();
@@ -38,9 +47,8 @@ export function resolveModel(catalog: CatalogFile, body: ChatCompletionRequest):
   let promptTokens: number | undefined;
   let firstProblem: GatewayError | undefined;
   const usable = candidates.filter((model) => {
-    const param = rejectedParam(body, model);
     const output = requestedOutput(body);
-    let problem: GatewayError | undefined = param ? new UnsupportedParameterError(param, model.alias) : undefined;
+    let problem = unsupported(body, model);
     if (!problem && bound + output > model.context_window) {
       promptTokens ??= countPromptTokens(body.messages);
       if (promptTokens + output > model.context_window) problem = new ContextLengthExceededError(model.alias, promptTokens, output, model.context_window);

@@ -1,5 +1,6 @@
 /** What a provider declares about itself; the catalog schema and the registry are built from these. */
 import { Type, type TProperties } from '@sinclair/typebox';
+import type { ChatRequest } from '../wire/openai-chat.ts';
 
 /** Which operations a provider serves. */
 export interface ProviderCapabilities {
@@ -22,6 +23,30 @@ export interface ProviderDescriptor<Name extends string = string, Options extend
   readonly params: ReadonlySet<string> | null;
   /** The content part types it can take (`text`, `image_url`, …); null: every type is forwarded. */
   readonly contentParts: ReadonlySet<string> | null;
+  /** A value of a supported parameter that it cannot express, found before the request is queued. */
+  readonly unsupported?: (request: ChatRequest) => UnsupportedUse | null;
+}
+
+/** A use of a parameter a provider cannot serve: the parameter's path and what of it. */
+export interface UnsupportedUse {
+  param: string;
+  detail: string;
+}
+
+/** The first file part that names an uploaded file (`file_id`, OpenAI's files API) instead of carrying its data. */
+export function uploadedFilePart(request: ChatRequest): UnsupportedUse | null {
+  for (const [i, message] of request.messages.entries()) {
+    if (!Array.isArray(message.content)) continue;
+    const j = message.content.findIndex((part) => part.type === 'file' && part.file?.file_data === undefined && part.file?.file_id !== undefined);
+    if (j !== -1) return { param: `messages[${i}].content[${j}].file.file_id`, detail: "an uploaded file's id; send the file inline as file_data" };
+  }
+  return null;
+}
+
+/** The first message with the deprecated `function` role, which has no call id to answer (Anthropic and Gemini need one). */
+export function functionRoleMessage(request: ChatRequest): UnsupportedUse | null {
+  const index = request.messages.findIndex((message) => message.role === 'function');
+  return index === -1 ? null : { param: `messages[${index}].role`, detail: "the deprecated 'function' role; send a 'tool' message with its tool_call_id" };
 }
 
 /** The catalog fields of a provider reached over HTTP with a key from the environment. */

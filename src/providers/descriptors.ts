@@ -1,9 +1,11 @@
 /** Every provider kind the gateway speaks. A new provider is a folder, one line here and one in registry.ts. */
+import { anthropicDescriptor } from './anthropic/descriptor.ts';
+import { geminiDescriptor } from './gemini/descriptor.ts';
 import { openAiCompatibleDescriptor } from './openai-compatible/descriptor.ts';
 import { simulatorDescriptor } from './simulator/descriptor.ts';
 
 /** The descriptors, in the order the catalog documentation lists them. */
-export const PROVIDER_DESCRIPTORS = [openAiCompatibleDescriptor, simulatorDescriptor] as const;
+export const PROVIDER_DESCRIPTORS = [openAiCompatibleDescriptor, anthropicDescriptor, geminiDescriptor, simulatorDescriptor] as const;
 
 /** A provider kind: the catalog's `provider` values. */
 export type ProviderName = (typeof PROVIDER_DESCRIPTORS)[number]['name'];

@@ -4,6 +4,8 @@ import type { ChatCompletion, ChatCompletionChunk } from '../wire/openai-chat.ts
 import type { ProviderName } from './descriptors.ts';
 import type { ProviderAdapter, ProviderRequest } from './types.ts';
 import { createUpstreamHttp, type UpstreamHttp, type UpstreamHttpOptions } from './shared/http.ts';
+import { createAnthropicAdapter } from './anthropic/index.ts';
+import { createGeminiAdapter } from './gemini/index.ts';
 import { createOpenAiCompatibleAdapter } from './openai-compatible/index.ts';
 import { createSimulatorAdapter } from './simulator/index.ts';
 
@@ -17,6 +19,8 @@ export interface AdapterContext {
 // A mapped type, so that a provider listed in descriptors.ts without an adapter here does not compile.
 const FACTORIES: { [N in ProviderName]: (context: AdapterContext) => ProviderAdapter<ModelOf<N>> } = {
   'openai-compatible': (context) => createOpenAiCompatibleAdapter(context.http),
+  anthropic: (context) => createAnthropicAdapter(context.http),
+  gemini: (context) => createGeminiAdapter(context.http),
   simulator: (context) => createSimulatorAdapter({ hangTimeoutMs: context.headersTimeoutMs }),
 };
 

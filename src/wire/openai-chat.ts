@@ -145,7 +145,11 @@ export const ChatRequestFields = {
   max_completion_tokens: Nullable(Type.Integer({ minimum: 1 })),
   temperature: Nullable(Type.Number({ minimum: 0, maximum: 2 })),
   top_p: Nullable(Type.Number({ minimum: 0, maximum: 1 })),
+  // Not OpenAI's, but Anthropic's and Gemini's; clients of those models send it.
+  top_k: Nullable(Type.Integer({ minimum: 0 })),
   n: Nullable(Type.Integer({ minimum: 1, maximum: 1 })),
+  presence_penalty: Nullable(Type.Number({ minimum: -2, maximum: 2 })),
+  frequency_penalty: Nullable(Type.Number({ minimum: -2, maximum: 2 })),
   stop: Nullable(Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: 16 })])),
   seed: Nullable(Type.Integer()),
   user: Type.Optional(Type.String()),

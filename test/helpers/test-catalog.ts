@@ -1,7 +1,7 @@
 /** Catalogs for tests: every model served by a loopback fake upstream or the simulator. */
-import type { CatalogFile, CatalogModel } from '../../src/catalog/schema.ts';
+import type { CatalogFile, ModelOf } from '../../src/catalog/schema.ts';
 
-function upstreamModel(baseUrl: string, overrides: Partial<CatalogModel> = {}): CatalogModel {
+function upstreamModel(baseUrl: string, overrides: Partial<ModelOf<'openai-compatible'>> = {}): ModelOf<'openai-compatible'> {
   return {
     provider: 'openai-compatible',
     upstream_model: 'fake-upstream-model',

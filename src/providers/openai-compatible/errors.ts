@@ -27,8 +27,3 @@ export function errorFromPayload(payload: { error: unknown }, kind: 'server_erro
   const message = details?.message ?? excerpt(JSON.stringify(payload.error));
   return new UpstreamError(kind, `Upstream reported an error in a 2xx response: ${message}`, { upstreamMessage: message, code: details?.code ?? null });
 }
-
-/** An UpstreamError for a 2xx body that is not the shape we expect. */
-export function invalidResponse(reason: string, cause?: unknown): UpstreamError {
-  return new UpstreamError('invalid_response', `Upstream response is invalid: ${reason}`, { cause });
-}

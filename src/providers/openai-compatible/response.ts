@@ -2,7 +2,9 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ChatCompletionSchema, type ChatCompletion } from '../../wire/openai-chat.ts';
 import type { ProviderTarget } from '../types.ts';
-import { errorFromPayload, invalidResponse, isErrorPayload } from './errors.ts';
+import { isRecord } from '../shared/json.ts';
+import { invalidResponse } from '../shared/upstream-error.ts';
+import { errorFromPayload, isErrorPayload } from './errors.ts';
 
 type JsonObject = Record<string, unknown>;
 
@@ -14,7 +16,7 @@ export function parseCompletion(parsed: unknown, target: ProviderTarget): ChatCo
     // Some servers answer 200 with an error object; treat it as the 5xx it stands for.
     throw errorFromPayload(parsed, 'server_error');
   }
-  if (!isObject(parsed) || !Array.isArray(parsed.choices)) throw invalidResponse('no choices array');
+  if (!isRecord(parsed) || !Array.isArray(parsed.choices)) throw invalidResponse('no choices array');
   const completion = normaliseCompletion(parsed, parsed.choices, target);
   if (!completionChecker.Check(completion)) {
     const first = completionChecker.Errors(completion).First();
@@ -35,8 +37,8 @@ function normaliseCompletion(parsed: JsonObject, choices: unknown[], target: Pro
 }
 
 function normaliseChoice(choice: unknown, position: number): unknown {
-  if (!isObject(choice)) return choice;
-  const message = isObject(choice.message) ? choice.message : {};
+  if (!isRecord(choice)) return choice;
+  const message = isRecord(choice.message) ? choice.message : {};
   return {
     ...choice,
     index: typeof choice.index === 'number' ? choice.index : position,
@@ -44,9 +46,4 @@ function normaliseChoice(choice: unknown, position: number): unknown {
     message: { ...message, role: message.role ?? 'assistant', content: message.content ?? null },
     finish_reason: choice.finish_reason ?? null,
   };
-}
-
-/** True for a plain JSON object. */
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

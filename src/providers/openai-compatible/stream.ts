@@ -3,9 +3,9 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ChatCompletionChunkSchema, type ChatCompletionChunk } from '../../wire/openai-chat.ts';
 import type { ProviderTarget } from '../types.ts';
 import { iterSseJson } from '../shared/sse.ts';
-import { UpstreamError } from '../shared/upstream-error.ts';
-import { errorFromPayload, invalidResponse, isErrorPayload } from './errors.ts';
-import { isObject } from './response.ts';
+import { isRecord } from '../shared/json.ts';
+import { UpstreamError, invalidResponse } from '../shared/upstream-error.ts';
+import { errorFromPayload, isErrorPayload } from './errors.ts';
 
 /** What one stream remembers between its events. */
 export interface StreamState {
@@ -34,7 +34,7 @@ export function createStreamState(target: ProviderTarget): StreamState {
 
 /** Validates one upstream event into a chunk, filling omitted fields from the state; extra fields pass through. */
 export function toChunk(data: unknown, state: StreamState): ChatCompletionChunk {
-  if (!isObject(data) || !Array.isArray(data.choices)) throw invalidResponse('stream event without a choices array');
+  if (!isRecord(data) || !Array.isArray(data.choices)) throw invalidResponse('stream event without a choices array');
   if (state.chunks === 0) {
     if (typeof data.id === 'string') state.id = data.id;
     if (typeof data.created === 'number') state.created = Math.trunc(data.created);
@@ -75,8 +75,8 @@ export async function* translateStream(source: AsyncIterable<Uint8Array | string
 }
 
 function normaliseChoice(choice: unknown, position: number): unknown {
-  if (!isObject(choice)) return choice;
-  const delta = isObject(choice.delta) ? choice.delta : {};
+  if (!isRecord(choice)) return choice;
+  const delta = isRecord(choice.delta) ? choice.delta : {};
   return {
     ...choice,
     index: typeof choice.index === 'number' ? choice.index : position,
@@ -87,5 +87,5 @@ function normaliseChoice(choice: unknown, position: number): unknown {
 
 // Some servers (older Ollama, llama.cpp) omit a tool call's `index`; its position in the list stands for it.
 function normaliseToolCallDelta(call: unknown, position: number): unknown {
-  return isObject(call) && typeof call.index !== 'number' ? { ...call, index: position } : call;
+  return isRecord(call) && typeof call.index !== 'number' ? { ...call, index: position } : call;
 }

@@ -120,6 +120,11 @@ export class UpstreamError extends Error {
   }
 }
 
+/** An UpstreamError for a 2xx body or event that is not the shape the provider documents. */
+export function invalidResponse(reason: string, cause?: unknown): UpstreamError {
+  return new UpstreamError('invalid_response', `Upstream response is invalid: ${reason}`, { cause });
+}
+
 /** True for an UpstreamError, also across module copies (checked by `name`, as BullMQ does). */
 export function isUpstreamError(e: unknown): e is UpstreamError {
   if (e instanceof UpstreamError) return true;
@@ -140,7 +145,8 @@ export function parseRetryAfterMs(headers: UpstreamHeaders, now: number = Date.n
   return Number.isNaN(date) ? null : Math.max(0, date - now);
 }
 
-function kindForStatus(status: number): UpstreamFailureKind {
+/** The kind of failure an HTTP status stands for, wherever a provider reports one (a response, or an error inside a stream). */
+export function kindForStatus(status: number): UpstreamFailureKind {
   if (status === 429) return 'rate_limited';
   if (status === 408) return 'timeout';
   if (status >= 500) return 'server_error';

@@ -136,6 +136,27 @@ describe('loadCatalogFile: validation names the path', () => {
     expect((await loadError(data)).message).toMatch(/: \/tiers\/svc-flash names 'toString', which is not in \/models\.$/);
   });
 
+  it('an option of another provider', async () => {
+    const data = catalog() as unknown as { models: Record<string, Record<string, unknown>> };
+    (data.models['small'] as Record<string, unknown>)['thinking'] = 'adaptive';
+    const { path, message } = await loadError(data);
+    expect(message).toBe(`Catalog ${path}: /models/small/thinking Unexpected property.`);
+  });
+
+  it("an option's value out of its provider's range", async () => {
+    const data = catalog() as unknown as { models: Record<string, Record<string, unknown>> };
+    data.models['claude'] = { ...model(), provider: 'anthropic', thinking: 'sometimes' };
+    const { message } = await loadError(data);
+    expect(message).toMatch(/: \/models\/claude\/thinking /);
+  });
+
+  it('names the providers when the provider is unknown', async () => {
+    const data = catalog() as unknown as { models: Record<string, Record<string, unknown>> };
+    (data.models['small'] as Record<string, unknown>)['provider'] = 'bedrock';
+    const { path, message } = await loadError(data);
+    expect(message).toBe(`Catalog ${path}: /models/small/provider 'bedrock' is not one of openai-compatible, anthropic, gemini, simulator.`);
+  });
+
   it('openai-compatible without base_url', async () => {
     const data = catalog();
     delete (data.models['remote'] as Record<string, unknown>)['base_url'];
@@ -182,6 +203,8 @@ describe('the catalogs of the repository', () => {
   it('catalog/example.yaml loads', async () => {
     const file = await loadCatalogFile(join(ROOT, 'catalog/example.yaml'));
     expect(file.models['o3-mini']?.rejected_params).toContain('temperature');
-    expect(candidatesOf(file, 'svc-flash')?.map((c) => c.alias)).toEqual(['gpt-4o-mini', 'llama-3.1-8b-local']);
+    expect(candidatesOf(file, 'svc-flash')?.map((c) => c.alias)).toEqual(['gemini-2.5-flash', 'gpt-4o-mini', 'llama-3.1-8b-local']);
+    expect(candidatesOf(file, 'svc-standard')?.map((c) => c.provider)).toEqual(['anthropic', 'openai-compatible', 'gemini']);
+    expect(file.models['gpt-4o-azure']).toMatchObject({ azure: { api_version: '2024-10-21', deployment: 'gpt-4o-prod' } });
   });
 });

@@ -149,3 +149,30 @@ describe('resolveModel: tiers', () => {
     expect([error.code, error.param]).toEqual(['unsupported_parameter', 'temperature']);
   });
 });
+
+describe('resolveModel: what each provider can serve', () => {
+  const mixed: CatalogFile = {
+    models: {
+      claude: { provider: 'anthropic', upstream_model: 'claude-x', context_window: 200_000, max_output_tokens: 8192, input_price_per_mtok: 3, output_price_per_mtok: 15 },
+      gemini: { provider: 'gemini', upstream_model: 'gemini-x', context_window: 1_000_000, max_output_tokens: 8192, input_price_per_mtok: 1, output_price_per_mtok: 2 },
+      gpt: model(100_000, { provider: 'openai-compatible', base_url: 'http://127.0.0.1:1/v1' }),
+    },
+    tiers: { 'svc-flash': ['claude', 'gemini', 'gpt'], 'svc-standard': ['claude'], 'svc-pro': ['gemini'] },
+  };
+
+  it("drops a candidate whose provider does not take a parameter, before anything is queued", () => {
+    expect(resolveModel(mixed, body('svc-flash', { seed: 3 })).candidates.map((c) => c.alias)).toEqual(['gemini', 'gpt']);
+    expect(resolveModel(mixed, body('svc-flash', { logprobs: true })).candidates.map((c) => c.alias)).toEqual(['gpt']);
+  });
+
+  it('answers 422 unsupported_parameter naming the parameter when no candidate takes it', () => {
+    const error = thrown(() => resolveModel(mixed, body('claude', { seed: 3 })));
+    expect(error).toBeInstanceOf(UnsupportedParameterError);
+    expect([error.status, error.code, error.param]).toEqual([422, 'unsupported_parameter', 'seed']);
+  });
+
+  it("names the part of a message a provider cannot take", () => {
+    const audio = { model: 'claude', messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] }] } as ChatCompletionRequest;
+    expect(thrown(() => resolveModel(mixed, audio)).param).toBe('messages[0].content[0]');
+  });
+});

@@ -1,0 +1,23 @@
+/** The adapter for Anthropic's Messages API: OpenAI chat in, Anthropic on the wire, OpenAI chat out. */
+import type { ModelOf } from '../../catalog/schema.ts';
+import type { ProviderAdapter } from '../types.ts';
+import type { UpstreamHttp } from '../shared/http.ts';
+import { readJsonBody, sendUpstream, translateBody } from '../shared/send.ts';
+import { readAnthropicError } from './errors.ts';
+import { buildAnthropicRequest } from './request.ts';
+import { parseMessage } from './response.ts';
+import { translateStream } from './stream.ts';
+
+/** Builds the adapter on the worker's shared connection pool. */
+export function createAnthropicAdapter(http: UpstreamHttp): ProviderAdapter<ModelOf<'anthropic'>> {
+  return {
+    async complete(req) {
+      const body = await sendUpstream(http, buildAnthropicRequest(req.target, req.body, false), req.signal, readAnthropicError);
+      return parseMessage(await readJsonBody(body, req.signal), req.target);
+    },
+    async *stream(req) {
+      const body = await sendUpstream(http, buildAnthropicRequest(req.target, req.body, true), req.signal, readAnthropicError);
+      yield* translateBody(body, req.signal, (source) => translateStream(source, req.target));
+    },
+  };
+}

@@ -1,0 +1,39 @@
+import { Type } from '@sinclair/typebox';
+import { API_KEY_ENV_OPTION, OPTIONAL_BASE_URL_OPTION, functionRoleMessage, uploadedFilePart, type ProviderDescriptor } from '../descriptor.ts';
+import { ReasoningEffortSchema } from '../anthropic/descriptor.ts';
+
+/** Google's Gemini API (`{base_url}/v1beta/models/{model}:generateContent`), translated from and to OpenAI's chat format. */
+export const geminiDescriptor = {
+  name: 'gemini',
+  options: {
+    ...OPTIONAL_BASE_URL_OPTION,
+    ...API_KEY_ENV_OPTION,
+    thinking: Type.Optional(
+      Type.Union([Type.Literal('budget'), Type.Literal('level')], {
+        description: "How the model takes reasoning: 'budget' (thinkingConfig.thinkingBudget, Gemini 2.5) or 'level' (thinkingConfig.thinkingLevel, Gemini 3). Default 'budget'.",
+      }),
+    ),
+    reasoning_effort: Type.Optional(ReasoningEffortSchema),
+  },
+  capabilities: { chat: true, stream: true, embed: true },
+  params: new Set([
+    'max_tokens',
+    'max_completion_tokens',
+    'temperature',
+    'top_p',
+    'top_k',
+    'n',
+    'stop',
+    'seed',
+    'user',
+    'presence_penalty',
+    'frequency_penalty',
+    'tools',
+    'tool_choice',
+    'response_format',
+    'reasoning_effort',
+  ]),
+  // A refusal part can only be an assistant's earlier answer: it goes back as its text.
+  contentParts: new Set(['text', 'image_url', 'input_audio', 'file', 'refusal']),
+  unsupported: (request) => functionRoleMessage(request) ?? uploadedFilePart(request),
+} as const satisfies ProviderDescriptor;
