@@ -4,10 +4,11 @@
  * our key refused is a 502, a rate limit that outlasts the retry budget is a 429 with Retry-After.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import OpenAI, { APIError } from 'openai';
+import OpenAI from 'openai';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';
+import { apiFailure as failure } from '../helpers/sdk-calls.ts';
 
 const hello = [{ role: 'user' as const, content: 'Say hello' }];
 let upstream: FakeUpstream;
@@ -26,12 +27,6 @@ afterAll(async () => {
   await upstream?.close();
 });
 beforeEach(() => upstream.reset());
-
-async function failure(request: Promise<unknown>): Promise<APIError> {
-  const error = await request.then(() => new Error('expected a failure'), (e: unknown) => e);
-  expect(error).toBeInstanceOf(APIError);
-  return error as APIError;
-}
 
 describe("the upstream's refusal of the request", () => {
   it.each([

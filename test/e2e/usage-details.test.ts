@@ -8,7 +8,7 @@ import OpenAI from 'openai';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';
-import { call, eventually } from '../helpers/http.ts';
+import { requestIdOf, usageRecordOf } from '../helpers/sdk-calls.ts';
 
 const USAGE = {
   prompt_tokens: 1200,
@@ -37,23 +37,12 @@ afterAll(async () => {
 });
 beforeEach(() => upstream.reset());
 
-async function recordOf(requestId: string): Promise<Record<string, unknown>> {
-  const today = new Date().toISOString().slice(0, 10);
-  let found: Record<string, unknown> | undefined;
-  await eventually(async () => {
-    const page = await call(gateway.origin, secret, 'GET', `/v1/usage?since=${today}&limit=1000`);
-    found = page.body.data.find((record: { request_id: string }) => record.request_id === requestId);
-    return found !== undefined;
-  }, 5000, `the usage record of ${requestId}`);
-  return found as Record<string, unknown>;
-}
-
 describe('usage details of an OpenAI-compatible upstream', () => {
   it('come back on a completion and into its usage record, priced with the cache price', async () => {
     upstream.script([{ kind: 'ok', text: 'cached answer', usage: USAGE }]);
     const completion = await client.chat.completions.create({ model: 'fake-gpt', messages: hello });
     expect(completion.usage).toEqual(USAGE);
-    const record = await recordOf((completion as unknown as { request_id: string }).request_id);
+    const record = await usageRecordOf(gateway, secret, requestIdOf(completion));
     expect(record).toMatchObject({ prompt_tokens: 1200, completion_tokens: 300, total_tokens: 1500, cached_tokens: 1024, cache_write_tokens: 0, reasoning_tokens: 256, usage_source: 'provider' });
     // 176 uncached × 2 + 1,024 cached × 0.5 + 300 × 8 micro-units.
     expect(record.cost_micros).toBe(176 * 2 + 1024 * 0.5 + 300 * 8);
