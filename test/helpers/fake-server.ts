@@ -23,6 +23,8 @@ export interface RecordedRequest<B extends BehaviourBase = BehaviourBase> {
   headers: IncomingHttpHeaders;
   body: unknown;
   behaviour: B['kind'];
+  /** The client's port: calls on one kept-alive connection share it. */
+  clientPort: number;
   /** Whether the client closed the connection before the response was complete. */
   clientClosed: boolean;
 }
@@ -149,6 +151,7 @@ class Server<B extends BehaviourBase> implements FakeServer<B> {
       headers: req.headers,
       body,
       behaviour: behaviour.kind,
+      clientPort: req.socket.remotePort ?? 0,
       clientClosed: false,
     };
     this.requests.push(record);

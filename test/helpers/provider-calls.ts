@@ -3,6 +3,7 @@ import { isUpstreamError, type UpstreamError } from '../../src/providers/shared/
 import type { ChatCompletionChunk } from '../../src/wire/openai-chat.ts';
 import type { CatalogModel } from '../../src/catalog/schema.ts';
 import type { ProviderTarget } from '../../src/providers/types.ts';
+import type { UpstreamHttp } from '../../src/providers/shared/http.ts';
 
 /** Reads a stream to its end into `seen` (kept when the stream throws, so tests can look at what came first). */
 export async function collect(stream: AsyncIterable<ChatCompletionChunk>, seen: ChatCompletionChunk[] = []): Promise<ChatCompletionChunk[]> {
@@ -27,3 +28,9 @@ export function targetFor<M extends CatalogModel>(model: M, apiKey: string | nul
 
 /** A catalog entry's common fields, for tests that build entries of any provider. */
 export const MODEL_BASICS = { context_window: 8192, max_output_tokens: 1024, input_price_per_mtok: 1, output_price_per_mtok: 2 } as const;
+
+/** Kept-alive connections to `origin` the pool holds free (undici's pool stats). */
+export function idleConnections(http: UpstreamHttp, origin: string): number {
+  const stats = (http.dispatcher as unknown as { stats: Record<string, { free: number }> }).stats;
+  return stats[origin]?.free ?? 0;
+}

@@ -69,13 +69,14 @@ export function createStreamState(target: ProviderTarget): StreamState {
 export async function* translateStream(source: AsyncIterable<Uint8Array | string>, target: ProviderTarget): AsyncGenerator<ChatCompletionChunk> {
   const state = createStreamState(target);
   for await (const event of iterSseJson(source)) {
-    if (event.type !== 'json') continue;
+    // What follows message_stop is read and ignored: a body read to its end lets its connection go back to the pool.
+    if (event.type !== 'json' || state.stopped) continue;
     if (!isRecord(event.data)) throw invalidResponse('a stream event is not a JSON object');
     // The data's own `type` names the event (Anthropic repeats it in `event:`, some compatible servers send only this).
     const type = typeof event.data.type === 'string' ? event.data.type : event.event;
     yield* translateEvent(type, event.data, state);
-    if (state.stopped) return;
   }
+  if (state.stopped) return;
   throw new UpstreamError('broken_stream', `Upstream stream ended without message_stop ${state.yielded ? 'after' : 'before'} its first output`);
 }
 
