@@ -15,6 +15,8 @@ export interface ClosedLoopOptions<T> {
   body: string;
   /** The answer is SSE and must end with [DONE] (see checkAnswer). */
   stream: boolean;
+  /** Throws unless an answer is good [checkAnswer]. */
+  check?: (status: number, text: string) => void;
   connections: number;
   warmS: number;
   durS: number;
@@ -56,7 +58,9 @@ export async function runClosedLoop<T>(options: ClosedLoopOptions<T>): Promise<C
       try {
         const sentAt = performance.now();
         const response = await pool.request({ path: url.pathname, method: 'POST', headers: options.headers, body: options.body });
-        checkAnswer(response.statusCode, await response.body.text(), options.stream);
+        const text = await response.body.text();
+        if (options.check) options.check(response.statusCode, text);
+        else checkAnswer(response.statusCode, text, options.stream);
         if (measuring) {
           completed++;
           latencyMs.push(performance.now() - sentAt);

@@ -14,7 +14,7 @@ import { Redis } from 'ioredis';
 import { deletePrefix, spawnEntry, type GatewayProcess } from '../test/helpers/gateway-processes.ts';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
 import type { Repository } from '../src/store/repository.ts';
-import type { CatalogFile } from '../src/catalog/schema.ts';
+import type { CatalogFile, CatalogModel } from '../src/catalog/schema.ts';
 import { freePort } from '../test/helpers/free-port.ts';
 
 /** The model alias the bench requests from the gateway. */
@@ -38,6 +38,8 @@ export interface StackOptions {
   prepareTenant?: (repository: Repository, tenantId: string) => Promise<void>;
   /** taskset CPU lists: web and workers on `gateway`, the upstream on `upstream` [unpinned]. */
   cpus?: { gateway: string; upstream: string };
+  /** More catalog aliases besides BENCH_MODEL, on the bench upstream (whose base URL ends in /v1) [none]. */
+  models?: (upstreamUrl: string) => Record<string, CatalogModel>;
 }
 
 /** A running stack. */
@@ -85,9 +87,10 @@ async function stop(proc: GatewayProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-function benchCatalog(upstreamUrl: string): CatalogFile {
+function benchCatalog(upstreamUrl: string, more: Record<string, CatalogModel>): CatalogFile {
   return {
     models: {
+      ...more,
       [BENCH_MODEL]: {
         provider: 'openai-compatible',
         upstream_model: 'bench-upstream-model',
@@ -150,7 +153,7 @@ export async function startStack(options: StackOptions): Promise<BenchStack> {
     const dir = await mkdtemp(join(tmpdir(), 'gw-bench-'));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
     const catalogPath = join(dir, 'catalog.json');
-    await writeFile(catalogPath, JSON.stringify(benchCatalog(upstreamUrl)));
+    await writeFile(catalogPath, JSON.stringify(benchCatalog(upstreamUrl, options.models?.(upstreamUrl) ?? {})));
 
     const prefix = `bench${randomBytes(4).toString('hex')}`;
     const redis = new Redis(options.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });

@@ -1,8 +1,12 @@
 /**
- * The bench's loopback upstream: a minimal OpenAI chat completions server, as fast as node:http allows.
- * Run as a child process: `node bench/upstream.ts [--port N]` prints `{"url":"http://127.0.0.1:N/v1"}` once listening.
- * Non-streamed: one JSON completion with usage. Streamed: exactly 20 content chunks, a usage chunk when
- * `stream_options.include_usage` is set, then `data: [DONE]`. No artificial delay.
+ * The bench's loopback upstream: a minimal chat server in each provider's wire format, as fast as
+ * node:http allows. Run as a child process: `node bench/upstream.ts [--port N]` prints
+ * `{"url":"http://127.0.0.1:N/v1"}` once listening (the Anthropic and Gemini paths are on the same origin).
+ * Every answer is the same 20 tokens with usage, in OpenAI's chat format (`/v1/chat/completions`: 20
+ * content chunks, a usage chunk when `stream_options.include_usage` is set, `data: [DONE]`),
+ * Anthropic's Messages format (`/v1/messages`: message_start, a text block of 20 text_delta events,
+ * message_delta, message_stop) or Gemini's (`/v1beta/models/{model}:generateContent` and
+ * `:streamGenerateContent?alt=sse`: 20 events, the last with finishReason and usage). No artificial delay.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -48,13 +52,69 @@ function stream(res: ServerResponse, includeUsage: boolean): void {
   res.end(DONE);
 }
 
+// Anthropic's stream: the same fixed halves around the message id.
+const ANTHROPIC_HEAD = 'event: message_start\ndata: {"type":"message_start","message":{"id":"';
+const ANTHROPIC_START_TAIL = `","type":"message","role":"assistant","model":"${MODEL}","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":12,"output_tokens":1}}}\n\n`;
+const ANTHROPIC_EVENTS = [
+  'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n',
+  ...WORDS.map((word) => `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":${JSON.stringify(word)}}}\n\n`),
+  'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n',
+  `event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":${STREAM_CONTENT_CHUNKS}}}\n\n`,
+  'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+];
+
+function anthropicMessage(id: string): string {
+  return JSON.stringify({
+    id,
+    type: 'message',
+    role: 'assistant',
+    model: MODEL,
+    content: [{ type: 'text', text: WORDS.join('') }],
+    stop_reason: 'end_turn',
+    stop_sequence: null,
+    usage: { input_tokens: 12, output_tokens: STREAM_CONTENT_CHUNKS },
+  });
+}
+
+function anthropicStream(res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+  res.write(ANTHROPIC_HEAD + nextId() + ANTHROPIC_START_TAIL);
+  for (const event of ANTHROPIC_EVENTS.slice(0, -1)) res.write(event);
+  res.end(ANTHROPIC_EVENTS.at(-1));
+}
+
+// Gemini's stream: one GenerateContentResponse per event, as the API sends them (the prompt count on every event).
+const GEMINI_USAGE = { promptTokenCount: 12, candidatesTokenCount: STREAM_CONTENT_CHUNKS, totalTokenCount: 12 + STREAM_CONTENT_CHUNKS };
+const GEMINI_TAILS = WORDS.map((word, i) => {
+  const last = i === STREAM_CONTENT_CHUNKS - 1;
+  const candidate = { content: { parts: [{ text: word }], role: 'model' }, ...(last ? { finishReason: 'STOP' } : {}), index: 0 };
+  const usage = last ? GEMINI_USAGE : { promptTokenCount: 12, totalTokenCount: 12 };
+  return `${JSON.stringify({ candidates: [candidate], usageMetadata: usage, modelVersion: MODEL }).slice(0, -1)},"responseId":"`;
+});
+
+function geminiResponse(id: string): string {
+  const candidate = { content: { parts: [{ text: WORDS.join('') }], role: 'model' }, finishReason: 'STOP', index: 0 };
+  return JSON.stringify({ candidates: [candidate], usageMetadata: GEMINI_USAGE, modelVersion: MODEL, responseId: id });
+}
+
+function geminiStream(res: ServerResponse): void {
+  const id = nextId();
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  for (const tail of GEMINI_TAILS.slice(0, -1)) res.write(`data: ${tail}${id}"}\r\n\r\n`);
+  res.end(`data: ${GEMINI_TAILS.at(-1)}${id}"}\r\n\r\n`);
+}
+
 function sendJson(res: ServerResponse, status: number, body: string): void {
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }
 
+const GEMINI_PATH = /^\/v1beta\/models\/[^/:]+:(generateContent|streamGenerateContent)(\?alt=sse)?$/;
+
 function handle(req: IncomingMessage, res: ServerResponse, raw: string): void {
-  if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
+  const url = req.url ?? '';
+  const gemini = GEMINI_PATH.exec(url);
+  if (req.method !== 'POST' || (url !== '/v1/chat/completions' && url !== '/v1/messages' && gemini === null)) {
     return sendJson(res, 404, '{"error":{"message":"not found","type":"invalid_request_error"}}');
   }
   let body: ChatBody;
@@ -63,6 +123,8 @@ function handle(req: IncomingMessage, res: ServerResponse, raw: string): void {
   } catch {
     return sendJson(res, 400, '{"error":{"message":"Invalid JSON body","type":"invalid_request_error"}}');
   }
+  if (gemini !== null) return gemini[1] === 'streamGenerateContent' ? geminiStream(res) : sendJson(res, 200, geminiResponse(nextId()));
+  if (url === '/v1/messages') return body.stream === true ? anthropicStream(res) : sendJson(res, 200, anthropicMessage(nextId()));
   if (body.stream === true) return stream(res, body.stream_options?.include_usage === true);
   sendJson(res, 200, completionBody(nextId()));
 }
