@@ -16,9 +16,9 @@ import { Redis } from 'ioredis';
 import { runLoad } from './autocannon.ts';
 import { startStack, BENCH_MODEL, type BenchStack } from './stack.ts';
 import { measureSequential, type SequentialTarget } from './sequential.ts';
-import { CpuMeter, findPidByName } from './proc-stats.ts';
+import { CpuMeter } from './proc-stats.ts';
 import { startPrivateRedis } from './private-redis.ts';
-import { parseCommandStats } from './redis-stats.ts';
+import { parseCommandStats, readRedisPid } from './redis-stats.ts';
 import { envNumber } from './env.ts';
 import { summariseLogs } from './child-logs.ts';
 import { countTenantKeys, createFullTenant, FULL_PLAN, type BenchTenant } from './admission-tenant.ts';
@@ -155,7 +155,7 @@ async function main(): Promise<number> {
       ['web', web.child.pid as number],
       ['worker', workers[0]?.child.pid as number],
     ]);
-    const redisPid = privateRedis?.pid ?? (await findPidByName('redis-server'));
+    const redisPid = privateRedis?.pid ?? (await readRedisPid(redisUrl));
     if (redisPid !== null) pids.set('redis', redisPid);
     const meter = new CpuMeter(pids);
 

@@ -17,7 +17,8 @@ import { fileURLToPath } from 'node:url';
 import { runLoad } from './autocannon.ts';
 import { startStack, BENCH_MODEL, type BenchStack } from './stack.ts';
 import { measureSequential, percentile, type SequentialSamples, type SequentialTarget } from './sequential.ts';
-import { CpuMeter, findPidByName, readMemory } from './proc-stats.ts';
+import { CpuMeter, readMemory } from './proc-stats.ts';
+import { readRedisPid } from './redis-stats.ts';
 import { formatReport, verdicts, type BenchResults, type Cell, type Mode, type Precise, type Target } from './results.ts';
 import { envList, envNumber } from './env.ts';
 import { summariseLogs } from './child-logs.ts';
@@ -109,7 +110,7 @@ async function main(): Promise<number> {
       ['web', web.child.pid as number],
       ...workers.map((w, i): [string, number] => [i === 0 ? 'worker' : `worker${i + 1}`, w.child.pid as number]),
     ]);
-    const redisPid = await findPidByName('redis-server');
+    const redisPid = await readRedisPid(redisUrl);
     if (redisPid !== null) pids.set('redis', redisPid);
     const meter = new CpuMeter(pids);
     const memoryAtStart = new Map<string, number>();

@@ -80,17 +80,6 @@ export async function readAffinity(pid: number): Promise<string | null> {
   return [...lists].join(' / ');
 }
 
-/** The pid of the first process whose command name is `name` (e.g. redis-server), or null. */
-export async function findPidByName(name: string): Promise<number | null> {
-  const entries = await readdir('/proc').catch(() => [] as string[]);
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    const comm = await readFile(`/proc/${entry}/comm`, 'utf8').catch(() => '');
-    if (comm.trim() === name) return Number(entry);
-  }
-  return null;
-}
-
 /**
  * CPU use of named processes over an interval, as a percentage of one core, plus `other`:
  * the rest of the machine's busy time (kernel work not charged to a process, or anything else running).

@@ -83,3 +83,22 @@ export function costPer(before: RedisSample, after: RedisSample, units: number):
   const cpuUs = ((after.cpuSeconds - before.cpuSeconds) * 1e6) / units;
   return { commands: (after.totalCommands - before.totalCommands - infoCalls) / units, scriptCalls: scriptCalls / units, cpuUs, ceilingPerS: 1e6 / cpuUs, byCommand };
 }
+
+/**
+ * The pid of the redis-server behind `url` (its `INFO server` process_id), when it runs on this
+ * machine; null when it cannot be asked. Several servers may run here: the name alone does not say which.
+ */
+export async function readRedisPid(url: string): Promise<number | null> {
+  const { Redis: Client } = await import('ioredis');
+  const client = new Client(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    const match = /^process_id:(\d+)/m.exec(await client.info('server'));
+    return match ? Number(match[1]) : null;
+  } catch {
+    return null;
+  } finally {
+    client.disconnect();
+  }
+}

@@ -9,7 +9,7 @@ import type { ProviderTarget } from '../src/providers/types.ts';
 import type { CatalogModel } from '../src/catalog/schema.ts';
 import type { Outbox } from '../src/outbox/outbox.ts';
 import type { UsageStatus } from '../src/store/repository.ts';
-import { ClientClosedRequestError, InternalError, type GatewayError } from '../src/errors/gateway-error.ts';
+import { ClientClosedRequestError, ProviderFailedError, type GatewayError } from '../src/errors/gateway-error.ts';
 import { EventPublisher, readEventLog, type EventLogState, type RequestEnding } from './publish.ts';
 import { toClientError } from './upstream-failure.ts';
 import { runCompletion, runStream, usageOf, type RunContext, type RunTrace } from './run-completion.ts';
@@ -83,7 +83,8 @@ function failure(deps: ProcessorDeps, data: CompletionJob, trace: RunTrace, erro
 async function endInterrupted(deps: ProcessorDeps, data: CompletionJob, publisher: EventPublisher, log: EventLogState): Promise<void> {
   const target = (log.streamedModel && deps.targets.get(log.streamedModel)) || null;
   const trace: RunTrace = { target, attempts: 1, text: log.streamedText, reported: null, firstChunkAt: null };
-  const error = new InternalError('The worker serving this stream stopped mid-stream; the partial output cannot be continued.');
+  // For the client the provider call broke off, like any other mid-stream failure: 502, a retry is its to decide.
+  const error = new ProviderFailedError('The stream was interrupted: the worker relaying it stopped mid-stream, and the partial output cannot be continued.');
   await finish(deps, { data, trace, startedAt: Date.now(), publisher }, { status: 'failed', error, final: null });
 }
 

@@ -271,7 +271,9 @@ describe('a worker killed with SIGKILL mid-job', () => {
     await killed;
     expect(received.length).toBeGreaterThanOrEqual(1);
     expect(error).toBeInstanceOf(OpenAI.APIError);
-    expect((error as APIError).error).toMatchObject({ code: 'internal_error' });
+    // For the client the provider call broke off: 502 provider_failed, as for any mid-stream failure.
+    expect((error as APIError).error).toMatchObject({ code: 'provider_failed', type: 'api_error' });
+    expect((error as Error).message).toMatch(/stream was interrupted/);
     expect(upstream.requests).toHaveLength(1);
   });
 });
