@@ -9,7 +9,7 @@ import type { PromptAdminDeps } from './prompts/prompt-admin.ts';
 import type { AuditSink } from './audit/audit-event.ts';
 import { ServiceUnavailableError } from './errors/gateway-error.ts';
 import { newRequestId } from './request-id.ts';
-import { errorsPlugin } from './plugins/errors.ts';
+import { clientErrorHandler, errorsPlugin, frameworkErrorHandler } from './plugins/errors.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { chatCompletionsRoutes } from './routes/v1/chat-completions.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -35,6 +35,9 @@ export interface AppDeps {
   draining: () => boolean;
 }
 
+// find-my-way's default: a path parameter longer than this is answered 414.
+const MAX_PARAM_LENGTH = 100;
+
 /** The web app as one root plugin tree: errors, auth, routes. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { env } = deps.config;
@@ -53,6 +56,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     keepAliveTimeout: 72_000,
     return503OnClosing: false,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
+    maxParamLength: MAX_PARAM_LENGTH,
+    frameworkErrors: frameworkErrorHandler(MAX_PARAM_LENGTH),
+    clientErrorHandler,
   });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

@@ -5,26 +5,35 @@ import { auditEvent, type AuditSink } from '../audit/audit-event.ts';
 import type { Actor } from '../prompts/prompt-admin.ts';
 import { ResourceNotFoundError } from '../errors/gateway-error.ts';
 
+/**
+ * The largest amount of money one field may hold: 10^15 micro-units (a billion currency units). Far
+ * above any real budget, and far below where sums of them leave exact integers (2^53) in JavaScript,
+ * Lua and PostgreSQL's bigint, so that no total of top-ups or reservations can overflow.
+ */
+export const MAX_MICROS = 1_000_000_000_000_000;
+/** The largest rate or queue limit: PostgreSQL's integer columns hold no more. */
+export const MAX_LIMIT = 2_147_483_647;
+
 /** A new budget policy as sent (internal API and CLI). */
 export const BudgetPolicyInputSchema = Type.Object(
   {
     feature: Type.Optional(Type.Union([Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$' }), Type.Null()])),
     window: Type.Union([Type.Literal('hour'), Type.Literal('day'), Type.Literal('month')]),
-    limit_micros: Type.Integer({ minimum: 1 }),
+    limit_micros: Type.Integer({ minimum: 1, maximum: MAX_MICROS }),
   },
   { additionalProperties: false },
 );
 
 /** A credit top-up as sent; `id` makes a retried top-up count once. */
 export const TopUpInputSchema = Type.Object(
-  { amount_micros: Type.Integer({ minimum: 1 }), id: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })) },
+  { amount_micros: Type.Integer({ minimum: 1, maximum: MAX_MICROS }), id: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })) },
   { additionalProperties: false },
 );
 
-const Limit = Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]));
+const Limit = Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: MAX_LIMIT }), Type.Null()]));
 /** A tenant's plan as sent; an absent or null field uses the configured default, 0 means no limit. */
 export const PlanInputSchema = Type.Object(
-  { requests_per_minute: Limit, tokens_per_minute: Limit, key_requests_per_minute: Limit, key_tokens_per_minute: Limit, max_queued: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])) },
+  { requests_per_minute: Limit, tokens_per_minute: Limit, key_requests_per_minute: Limit, key_tokens_per_minute: Limit, max_queued: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: MAX_LIMIT }), Type.Null()])) },
   { additionalProperties: false },
 );
 

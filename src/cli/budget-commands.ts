@@ -16,10 +16,10 @@ export function parseWindow(value: string): BudgetWindow {
   return window;
 }
 
-/** Parses a whole number ≥ `min` for option `name`; UsageError otherwise. */
-export function parseCount(name: string, value: string, min: number): number {
+/** Parses a whole number in [`min`, `max`] for option `name`; UsageError otherwise. */
+export function parseCount(name: string, value: string, min: number, max: number): number {
   const count = /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!Number.isSafeInteger(count) || count < min) throw new UsageError(`--${name} must be a whole number of at least ${min}; got '${value}'.`);
+  if (!Number.isSafeInteger(count) || count < min || count > max) throw new UsageError(`--${name} must be a whole number from ${min} to ${max}; got '${value}'.`);
   return count;
 }
 

@@ -4,6 +4,7 @@ import { loadCliConfig } from '../config.ts';
 import { createStore } from '../store/create-store.ts';
 import { createCliContext, type CliContext } from './cli-context.ts';
 import { activatePromptCommand, createPromptCommand, listPromptVersionsCommand, verifyAuditCommand } from './prompt-commands.ts';
+import { MAX_LIMIT, MAX_MICROS } from '../budget/budget-admin.ts';
 import { createBudgetCommand, deleteBudgetCommand, listBudgetsCommand, parseCount, parsePiiPolicy, parseWindow, setPiiCommand, setPlanCommand, topUpCommand } from './budget-commands.ts';
 import {
   UsageError,
@@ -156,7 +157,7 @@ const COMMANDS: readonly CommandSpec[] = [
     build: (_args, options) => {
       const tenant = required(options, 'tenant');
       const window = parseWindow(required(options, 'window'));
-      const limit = parseCount('limit', required(options, 'limit'), 1);
+      const limit = parseCount('limit', required(options, 'limit'), 1, MAX_MICROS);
       return (ctx, io) => createBudgetCommand(ctx, tenant, window, limit, options.feature, io);
     },
   },
@@ -184,7 +185,7 @@ const COMMANDS: readonly CommandSpec[] = [
     options: ['tenant', 'amount'],
     build: (_args, options) => {
       const tenant = required(options, 'tenant');
-      const amount = parseCount('amount', required(options, 'amount'), 1);
+      const amount = parseCount('amount', required(options, 'amount'), 1, MAX_MICROS);
       return (ctx, io) => topUpCommand(ctx, tenant, amount, io);
     },
   },
@@ -194,7 +195,7 @@ const COMMANDS: readonly CommandSpec[] = [
     options: ['tenant', 'rpm', 'tpm', 'key-rpm', 'key-tpm', 'max-queued'],
     build: (_args, options) => {
       const tenant = required(options, 'tenant');
-      const count = (name: 'rpm' | 'tpm' | 'key-rpm' | 'key-tpm' | 'max-queued', min: number) => (options[name] === undefined ? undefined : parseCount(name, options[name] as string, min));
+      const count = (name: 'rpm' | 'tpm' | 'key-rpm' | 'key-tpm' | 'max-queued', min: number) => (options[name] === undefined ? undefined : parseCount(name, options[name] as string, min, MAX_LIMIT));
       const limits = { rpm: count('rpm', 0), tpm: count('tpm', 0), keyRpm: count('key-rpm', 0), keyTpm: count('key-tpm', 0), maxQueued: count('max-queued', 1) };
       return (ctx, io) => setPlanCommand(ctx, tenant, limits, io);
     },

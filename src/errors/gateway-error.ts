@@ -61,6 +61,34 @@ export class RequestTooLargeError extends GatewayError {
   }
 }
 
+/** 400 `malformed_request`: the HTTP request itself cannot be read (a bad header line, an undecodable path). */
+export class MalformedRequestError extends GatewayError {
+  constructor(message: string) {
+    super(400, 'invalid_request_error', 'malformed_request', message);
+  }
+}
+
+/** 408 `request_timeout`: the client did not send its whole request in time. */
+export class RequestTimeoutError extends GatewayError {
+  constructor() {
+    super(408, 'invalid_request_error', 'request_timeout', 'The request was not received in time.');
+  }
+}
+
+/** 414 `uri_too_long`: a path segment is longer than the router takes. */
+export class UriTooLongError extends GatewayError {
+  constructor(limit: number) {
+    super(414, 'invalid_request_error', 'uri_too_long', `A path segment of the URL is longer than ${limit} characters.`);
+  }
+}
+
+/** 431 `headers_too_large`: the request's headers exceed the server's limit. */
+export class HeadersTooLargeError extends GatewayError {
+  constructor() {
+    super(431, 'invalid_request_error', 'headers_too_large', 'The request headers are too large.');
+  }
+}
+
 /** 415 `unsupported_media_type`: the body is not sent as JSON. */
 export class UnsupportedMediaTypeError extends GatewayError {
   constructor(contentType: string) {

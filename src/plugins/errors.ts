@@ -1,8 +1,15 @@
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import {
   GatewayError,
+  HeadersTooLargeError,
+  InternalError,
   InvalidJsonError,
+  MalformedRequestError,
+  RequestTimeoutError,
+  UriTooLongError,
   InvalidValueError,
   MethodNotAllowedError,
   MissingRequiredFieldError,
@@ -13,6 +20,7 @@ import {
 } from '../errors/gateway-error.ts';
 import { toEnvelope, toGatewayError } from '../errors/to-envelope.ts';
 import { isRedisUnavailable } from '../redis/connections.ts';
+import { newRequestId } from '../request-id.ts';
 
 type ValidationIssue = NonNullable<FastifyError['validation']>[number];
 
@@ -86,6 +94,39 @@ export function fromFastifyError(error: FastifyError, request: FastifyRequest, b
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: GatewayError): FastifyReply {
   if (error.retryAfterSeconds !== null) reply.header('retry-after', String(error.retryAfterSeconds));
   return reply.code(error.status).type('application/json; charset=utf-8').send(toEnvelope(error, request.id));
+}
+
+/**
+ * Fastify's `frameworkErrors`: a path it cannot decode, or a path segment longer than the router
+ * takes, found before any route or hook runs. Answered with the envelope like everything else.
+ */
+export function frameworkErrorHandler(maxParamLength: number) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    reply.header('x-request-id', request.id);
+    if (error.code === 'FST_ERR_BAD_URL') return sendError(request, reply, new MalformedRequestError('The URL path is not valid percent-encoding.'));
+    if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendError(request, reply, new UriTooLongError(maxParamLength));
+    request.log.error({ err: error }, 'framework error');
+    return sendError(request, reply, new InternalError(undefined, error));
+  };
+}
+
+/**
+ * Node's `clientError`: a request its HTTP parser refused (a bare CR in a header, headers over the
+ * size limit, a request not received in time). No Fastify request exists yet, so the envelope, with
+ * a fresh request id, is written on the socket as Node writes its own answer, and the socket closed.
+ */
+export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Duplex): void {
+  // A reset connection has no one left to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const mapped = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? new RequestTimeoutError() : error.code === 'HPE_HEADER_OVERFLOW' ? new HeadersTooLargeError() : new MalformedRequestError('The HTTP request is malformed.');
+  const requestId = newRequestId();
+  const body = JSON.stringify(toEnvelope(mapped, requestId));
+  this.log.debug({ err: error, requestId }, 'client error');
+  if (socket.writable) {
+    const head = `HTTP/1.1 ${mapped.status} ${STATUS_CODES[mapped.status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nconnection: close\r\n\r\n`;
+    socket.write(head + body);
+  }
+  socket.destroy(error);
 }
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;

@@ -80,6 +80,30 @@ describe('budgets', () => {
     expect((await call(gateway.origin, admin, 'GET', '/v1/budgets')).body.credit).toEqual({ balance_micros: 1500 - 3 * 201, reserved_micros: 0 });
   });
 
+  it('refuses numbers past what the store and the counters hold with 400 naming the field, and a refused top-up moves no balance', async () => {
+    const admin = await tenantAdmin('huge');
+    expect((await call(gateway.origin, operator, 'POST', '/internal/v1/tenants/huge/credits', { amount_micros: 700 })).status).toBe(201);
+    await eventually(async () => (await call(gateway.origin, admin, 'GET', '/v1/budgets')).body.credit?.balance_micros === 700, 5000, 'the first top-up');
+    const cases: Array<[string, string, string, Record<string, unknown>, string]> = [
+      [operator, 'POST', '/internal/v1/tenants/huge/credits', { amount_micros: 1e308 }, 'amount_micros'],
+      [operator, 'POST', '/internal/v1/tenants/huge/credits', { amount_micros: 2 ** 63 }, 'amount_micros'],
+      [admin, 'POST', '/internal/v1/budgets', { window: 'day', limit_micros: 1e308 }, 'limit_micros'],
+      [admin, 'POST', '/internal/v1/budgets', { window: 'day', limit_micros: 2 ** 63 }, 'limit_micros'],
+      [operator, 'PUT', '/internal/v1/tenants/huge/plan', { requests_per_minute: 1e308 }, 'requests_per_minute'],
+      [operator, 'PUT', '/internal/v1/tenants/huge/plan', { max_queued: 1e308 }, 'max_queued'],
+      [operator, 'PUT', '/internal/v1/tenants/huge/plan', { tokens_per_minute: 2 ** 31 }, 'tokens_per_minute'],
+    ];
+    for (const [secret, method, path, body, param] of cases) {
+      const response = await call(gateway.origin, secret, method, path, body);
+      expect(response.status, `${method} ${path} ${JSON.stringify(body)}`).toBe(400);
+      expect(response.body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_value', param });
+      expect(response.body.error.request_id).toMatch(/^req_/);
+    }
+    expect((await call(gateway.origin, admin, 'GET', '/v1/budgets')).body.credit).toEqual({ balance_micros: 700, reserved_micros: 0 });
+    expect(await gateway.redis.hget(gateway.keys.credit('huge'), 'balance')).toBe('700');
+    expect((await call(gateway.origin, admin, 'GET', '/v1/budgets')).body.data).toEqual([]);
+  });
+
   it('a flushed Redis rebuilds the day\'s spend from the usage records; the budget still holds', async () => {
     const admin = await tenantAdmin('flushed');
     await call(gateway.origin, admin, 'POST', '/internal/v1/budgets', { window: 'day', limit_micros: 3 * 204 });

@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { Redis } from 'ioredis';
+import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../src/config.ts';
 import { startWebTier, type WebTier } from '../../src/web.ts';
 import { generateApiKey } from '../../src/auth/api-key-secret.ts';
@@ -126,6 +128,53 @@ describe('routes', () => {
   it('health and readiness answer', async () => {
     expect((await web.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
     expect((await web.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+  });
+});
+
+/** Sends raw bytes to the listening app and reads the answer until the server closes or ends it. */
+async function raw(request: string): Promise<{ status: number; headers: Record<string, string>; body: string }> {
+  const { port } = web.app.server.address() as AddressInfo;
+  const text = await new Promise<string>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end(request));
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (data: string) => (received += data));
+    socket.on('close', () => resolve(received));
+    socket.on('error', reject);
+  });
+  const [head = '', body = ''] = text.split('\r\n\r\n');
+  const [statusLine = '', ...lines] = head.split('\r\n');
+  const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+  return { status: Number(statusLine.split(' ')[1]), headers, body: headers['transfer-encoding'] === 'chunked' ? body.split('\r\n')[1] ?? '' : body };
+}
+
+function expectRawEnvelope(response: Awaited<ReturnType<typeof raw>>, status: number, code: string): void {
+  expect(response.status).toBe(status);
+  const body = JSON.parse(response.body) as { error: { code: string; request_id: string; type: string } };
+  expect(body.error).toMatchObject({ code, type: 'invalid_request_error', param: null });
+  expect(body.error.request_id).toMatch(/^req_/);
+  expect(response.headers['x-request-id']).toBe(body.error.request_id);
+}
+
+describe('requests that fail before any route, over a real connection', () => {
+  beforeAll(async () => {
+    await web.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+
+  it('a path that is not valid percent-encoding → 400 malformed_request', async () => {
+    expectRawEnvelope(await raw(`GET /v1/prompts/%E0%A4%A HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${secret}\r\nConnection: close\r\n\r\n`), 400, 'malformed_request');
+  });
+
+  it('a path segment over the router limit → 414 uri_too_long', async () => {
+    expectRawEnvelope(await raw(`GET /v1/prompts/${'a'.repeat(300)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${secret}\r\nConnection: close\r\n\r\n`), 414, 'uri_too_long');
+  });
+
+  it('a bare CR in a header → 400 malformed_request', async () => {
+    expectRawEnvelope(await raw('GET /healthz HTTP/1.1\r\nHost: x\r\nX-Odd: a\rb\r\n\r\n'), 400, 'malformed_request');
+  });
+
+  it('headers over the size limit (an Authorization header of 20 KB) → 431 headers_too_large', async () => {
+    expectRawEnvelope(await raw(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${'k'.repeat(20_000)}\r\nContent-Length: 2\r\n\r\n{}`), 431, 'headers_too_large');
   });
 });
 
