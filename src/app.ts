@@ -11,6 +11,7 @@ import { ServiceUnavailableError } from './errors/gateway-error.ts';
 import { newRequestId } from './request-id.ts';
 import { clientErrorHandler, errorsPlugin, frameworkErrorHandler } from './plugins/errors.ts';
 import { authPlugin } from './plugins/auth.ts';
+import { requestBoundsPlugin } from './plugins/request-bounds.ts';
 import { chatCompletionsRoutes } from './routes/v1/chat-completions.ts';
 import { healthRoutes } from './routes/health.ts';
 import { promptRoutes } from './routes/v1/prompts.ts';
@@ -68,6 +69,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
   });
   await app.register(errorsPlugin, { bodyLimit: env.BODY_LIMIT_BYTES });
+  await app.register(requestBoundsPlugin);
   await app.register(authPlugin, { authenticator: deps.authenticator, audit: deps.audit, operatorTenant: env.OPERATOR_TENANT });
   await app.register(healthRoutes, { ready: deps.ready });
   await app.register(chatCompletionsRoutes, { services: deps.completion, bodyLimit: env.BODY_LIMIT_BYTES });

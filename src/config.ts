@@ -17,6 +17,8 @@ const Millis = (defaultMs: number, description: string) =>
 export const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080, description: 'HTTP port of the web process.' }),
   HOST: Type.String({ minLength: 1, default: '0.0.0.0', description: 'Interface the web process binds.' }),
+  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535, description: "Port of the worker's operations listener (/healthz, /readyz); unset: none." })),
+  METRICS_HOST: Type.String({ minLength: 1, default: '127.0.0.1', description: 'Interface the operations listener binds; never the public one.' }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis for the queue, reply channels and counters (one server).' })),
   REDIS_CLUSTER_NODES: Type.Optional(Type.String({ pattern: '^[^,:\\s]+:\\d{1,5}(,[^,:\\s]+:\\d{1,5})*$', description: 'Seed nodes of a Redis Cluster (host:port,host:port,…); wins over REDIS_URL.' })),
   QUEUE_SHARDS: Type.Integer({ minimum: 1, maximum: 1024, default: 1, description: 'Queues the completion queue is split into (each its own hash slot); a tenant\'s requests all go to one. Every process must use the same number.' }),

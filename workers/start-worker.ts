@@ -16,6 +16,7 @@ import { OutboxDrainer } from '../src/outbox/drainer.ts';
 import { createStore } from '../src/store/create-store.ts';
 import { BudgetLedger } from '../src/budget/budget-ledger.ts';
 import { storeSpendSource } from '../src/budget/store-spend-source.ts';
+import { startOpsListener } from '../src/ops/ops-listener.ts';
 
 /** A running worker: its BullMQ workers (one per queue shard) and a graceful stop. */
 export interface RunningWorker {
@@ -79,11 +80,14 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const drainer = new OutboxDrainer(redis, keys, repository, log);
   drainer.start();
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
-  log.info({ concurrency: env.WORKER_CONCURRENCY, queue: COMPLETION_QUEUE, shards: keys.queueShards }, 'worker ready');
+  let stopping = false;
+  const ops = env.METRICS_PORT === undefined ? null : await startOpsListener(env.METRICS_HOST, env.METRICS_PORT, { stopping: () => stopping, ready: async () => void (await Promise.all([redis.ping(), repository.ping()])) });
+  log.info({ concurrency: env.WORKER_CONCURRENCY, queue: COMPLETION_QUEUE, shards: keys.queueShards, opsPort: ops?.port ?? null }, 'worker ready');
 
   return {
     workers,
     async close() {
+      stopping = true;
       const graceful = Promise.all(workers.map((worker) => worker.close()));
       const timer = setTimeout(() => {
         log.warn('grace period over; handing running jobs back to the queue');
@@ -92,6 +96,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       await graceful.finally(() => clearTimeout(timer));
       await boundedWait(stopListening());
       await drainer.stop();
+      await ops?.close();
       await repository.close();
       await providers.close();
       await closeRedis([redis, subscriber, blocking]);

@@ -4,6 +4,7 @@ import type { BudgetPolicy, Repository, TenantPlan, CreditTopUp } from '../store
 import { auditEvent, type AuditSink } from '../audit/audit-event.ts';
 import type { Actor } from '../prompts/prompt-admin.ts';
 import { ResourceNotFoundError } from '../errors/gateway-error.ts';
+import { MAX_STORED_INTEGER } from '../store/limits.ts';
 
 /**
  * The largest amount of money one field may hold: 10^15 micro-units (a billion currency units). Far
@@ -11,8 +12,6 @@ import { ResourceNotFoundError } from '../errors/gateway-error.ts';
  * Lua and PostgreSQL's bigint, so that no total of top-ups or reservations can overflow.
  */
 export const MAX_MICROS = 1_000_000_000_000_000;
-/** The largest rate or queue limit: PostgreSQL's integer columns hold no more. */
-export const MAX_LIMIT = 2_147_483_647;
 
 /** A new budget policy as sent (internal API and CLI). */
 export const BudgetPolicyInputSchema = Type.Object(
@@ -30,10 +29,10 @@ export const TopUpInputSchema = Type.Object(
   { additionalProperties: false },
 );
 
-const Limit = Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: MAX_LIMIT }), Type.Null()]));
+const Limit = Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: MAX_STORED_INTEGER }), Type.Null()]));
 /** A tenant's plan as sent; an absent or null field uses the configured default, 0 means no limit. */
 export const PlanInputSchema = Type.Object(
-  { requests_per_minute: Limit, tokens_per_minute: Limit, key_requests_per_minute: Limit, key_tokens_per_minute: Limit, max_queued: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: MAX_LIMIT }), Type.Null()])) },
+  { requests_per_minute: Limit, tokens_per_minute: Limit, key_requests_per_minute: Limit, key_tokens_per_minute: Limit, max_queued: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: MAX_STORED_INTEGER }), Type.Null()])) },
   { additionalProperties: false },
 );
 

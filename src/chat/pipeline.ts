@@ -11,6 +11,7 @@ import type { RedisKeys } from '../redis/keys.ts';
 import { promptTokensUpperBound } from '../catalog/tokens.ts';
 import type { ChatCompletionBody, ChatCompletionRequest } from './request-schema.ts';
 import { requestShape } from './request-shape.ts';
+import { checkPassthroughSize } from './passthrough-size.ts';
 import { resolvePrompt } from './resolve-prompt.ts';
 import { resolveModel } from './resolve-model.ts';
 import { readFeature } from './feature.ts';
@@ -99,6 +100,7 @@ async function admitOrGiveBack(services: CompletionServices, request: FastifyReq
  */
 export async function handleCompletion(services: CompletionServices, request: FastifyRequest, body: ChatCompletionBody, reply: FastifyReply) {
   const { headers, principal } = request;
+  checkPassthroughSize(body);
   const feature = readFeature(headers['x-feature']);
   const idempotencyKey = readIdempotencyKey(headers['idempotency-key']);
   const lastEventId = readLastEventId(headers['last-event-id']);

@@ -4,7 +4,8 @@ import { loadCliConfig } from '../config.ts';
 import { createStore } from '../store/create-store.ts';
 import { createCliContext, type CliContext } from './cli-context.ts';
 import { activatePromptCommand, createPromptCommand, listPromptVersionsCommand, verifyAuditCommand } from './prompt-commands.ts';
-import { MAX_LIMIT, MAX_MICROS } from '../budget/budget-admin.ts';
+import { MAX_MICROS } from '../budget/budget-admin.ts';
+import { MAX_STORED_INTEGER } from '../store/limits.ts';
 import { createBudgetCommand, deleteBudgetCommand, listBudgetsCommand, parseCount, parsePiiPolicy, parseWindow, setPiiCommand, setPlanCommand, topUpCommand } from './budget-commands.ts';
 import {
   UsageError,
@@ -195,7 +196,7 @@ const COMMANDS: readonly CommandSpec[] = [
     options: ['tenant', 'rpm', 'tpm', 'key-rpm', 'key-tpm', 'max-queued'],
     build: (_args, options) => {
       const tenant = required(options, 'tenant');
-      const count = (name: 'rpm' | 'tpm' | 'key-rpm' | 'key-tpm' | 'max-queued', min: number) => (options[name] === undefined ? undefined : parseCount(name, options[name] as string, min, MAX_LIMIT));
+      const count = (name: 'rpm' | 'tpm' | 'key-rpm' | 'key-tpm' | 'max-queued', min: number) => (options[name] === undefined ? undefined : parseCount(name, options[name] as string, min, MAX_STORED_INTEGER));
       const limits = { rpm: count('rpm', 0), tpm: count('tpm', 0), keyRpm: count('key-rpm', 0), keyTpm: count('key-tpm', 0), maxQueued: count('max-queued', 1) };
       return (ctx, io) => setPlanCommand(ctx, tenant, limits, io);
     },

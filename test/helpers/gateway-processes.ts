@@ -103,6 +103,13 @@ async function stop(proc: GatewayProcess): Promise<void> {
   clearTimeout(timer);
 }
 
+/** The base URL of a worker's operations listener, from the port its 'worker ready' line names. */
+export function workerOpsUrl(worker: GatewayProcess): string {
+  const port = /"opsPort":(\d+)/.exec(worker.output())?.[1];
+  if (port === undefined) throw new Error(`the worker logged no operations port:\n${worker.output()}`);
+  return `http://127.0.0.1:${port}`;
+}
+
 /** Every key matching `pattern`, on every master of a cluster. */
 export async function scanKeys(redis: Redis | Cluster, pattern: string): Promise<string[]> {
   const found: string[] = [];
@@ -144,6 +151,8 @@ export async function startGateway(options: { catalog: CatalogFile; env?: Record
     PORT: String(port),
     HOST: '127.0.0.1',
     LOG_LEVEL: 'info',
+    // Each worker's operations listener (/healthz, /readyz) on a free port it logs (workerOpsUrl).
+    METRICS_PORT: '0',
     ...options.env,
   };
   const repository = createPostgresRepository(database.url);

@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { PromptNameSchema } from '../../chat/request-schema.ts';
 import { UnknownPromptError } from '../../errors/gateway-error.ts';
+import { MAX_STORED_INTEGER } from '../../store/limits.ts';
 import { activatePromptVersion, createPromptVersion, promptVersionJson, PromptVersionInputSchema, type PromptAdminDeps } from '../../prompts/prompt-admin.ts';
 
 const NameParams = Type.Object({ name: PromptNameSchema });
@@ -21,7 +22,7 @@ export async function internalPromptRoutes(app: FastifyInstance, options: { admi
   );
   typed.post(
     '/prompts/:name/activate',
-    { schema: { params: NameParams, body: Type.Object({ version: Type.Integer({ minimum: 1 }) }, { additionalProperties: false }) }, config: { operation: 'prompts.write' } },
+    { schema: { params: NameParams, body: Type.Object({ version: Type.Integer({ minimum: 1, maximum: MAX_STORED_INTEGER }) }, { additionalProperties: false }) }, config: { operation: 'prompts.write' } },
     async (request) => {
       const version = await activatePromptVersion(options.admin, request.principal.tenantId, request.params.name, request.body.version, { actor: request.principal.keyId, requestId: request.id });
       return promptVersionJson(version, version.version);

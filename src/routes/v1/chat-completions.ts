@@ -8,7 +8,7 @@ import { rejectOtherMethods } from '../../plugins/errors.ts';
 export async function chatCompletionsRoutes(app: FastifyInstance, options: { services: CompletionServices; bodyLimit: number }): Promise<void> {
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/v1/chat/completions',
-    { schema: { body: ChatCompletionBodySchema }, config: { operation: 'chat.create' }, bodyLimit: options.bodyLimit },
+    { schema: { body: ChatCompletionBodySchema }, config: { operation: 'chat.create', bodyTextToProvider: true }, bodyLimit: options.bodyLimit },
     (request, reply) => handleCompletion(options.services, request, request.body, reply),
   );
   rejectOtherMethods(app, '/v1/chat/completions', ['POST']);
