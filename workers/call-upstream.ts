@@ -11,7 +11,8 @@ export interface CallOutcome<T> {
 /**
  * Tries the candidates in order, each with retries on retryable failures (connect,
  * timeout, 429, 5xx, broken stream), backing off as the policy says and honouring the
- * upstream's Retry-After, all within one time budget per request. `mayRetry` is asked
+ * upstream's Retry-After, all within one time budget per request: each attempt gets what is
+ * left of it (`run`'s `timeoutMs`), so the last one ends with the budget. `mayRetry` is asked
  * before every retry: a stream whose first token reached the client says no. Throws the
  * last failure.
  */
@@ -19,7 +20,7 @@ export async function callWithRetries<T>(
   targets: readonly ProviderTarget[],
   policy: RetryPolicy,
   signal: AbortSignal,
-  run: (target: ProviderTarget) => Promise<T>,
+  run: (target: ProviderTarget, timeoutMs: number) => Promise<T>,
   mayRetry: () => boolean,
 ): Promise<CallOutcome<T>> {
   const deadline = Date.now() + policy.budgetMs;
@@ -27,7 +28,7 @@ export async function callWithRetries<T>(
   for (const target of targets) {
     for (let attempt = 0; ; attempt++) {
       try {
-        return { value: await run(target), target };
+        return { value: await run(target, Math.max(1, deadline - Date.now())), target };
       } catch (error) {
         lastError = error;
         if (signal.aborted || !isUpstreamError(error) || !error.retryable || !mayRetry()) throw error;

@@ -1,5 +1,5 @@
 import type { CompletionJob } from '../src/queue/completion-job.ts';
-import type { ProviderTarget } from '../src/providers/types.ts';
+import type { ProviderRequest, ProviderTarget } from '../src/providers/types.ts';
 import type { ChatCompletionChunk, Usage } from '../src/wire/openai-chat.ts';
 import { countPromptTokens } from '../src/catalog/tokens.ts';
 import { producedText } from './produced-text.ts';
@@ -50,19 +50,17 @@ export function usageOf(data: CompletionJob, trace: RunTrace): { usage: Usage; s
   return resolveUsage(trace.reported, () => data.promptTokens ?? countPromptTokens(data.body.messages), trace.text);
 }
 
-function attempt<T>(ctx: RunContext, run: (target: ProviderTarget) => Promise<T>, mayRetry: () => boolean) {
-  return callWithRetries(targetsOf(ctx), ctx.deps.policy, ctx.signal, (target) => {
+function attempt<T>(ctx: RunContext, run: (request: ProviderRequest) => Promise<T>, mayRetry: () => boolean) {
+  return callWithRetries(targetsOf(ctx), ctx.deps.policy, ctx.signal, (target, timeoutMs) => {
     ctx.trace.target = target;
     ctx.trace.attempts++;
-    return run(target);
+    return run({ target, body: ctx.data.body, signal: ctx.signal, timeoutMs });
   }, mayRetry);
 }
 
 /** A non-streamed completion: the whole answer as one `result` event. */
 export async function runCompletion(ctx: RunContext): Promise<FinalEvent> {
-  const { value: completion, target } = await attempt(ctx, (target) =>
-    ctx.deps.providers.complete({ target, body: ctx.data.body, signal: ctx.signal }),
-  () => true);
+  const { value: completion, target } = await attempt(ctx, (request) => ctx.deps.providers.complete(request), () => true);
   ctx.trace.text = completion.choices.map((choice) => producedText(choice.message)).join('');
   ctx.trace.reported = completion.usage ?? null;
   const { usage, source } = usageOf(ctx.data, ctx.trace);
@@ -79,12 +77,12 @@ export async function runStream(ctx: RunContext): Promise<FinalEvent> {
   const { includeUsage } = ctx.data;
   const trace = ctx.trace;
   let last: ChatCompletionChunk | null = null;
-  const { target } = await attempt(ctx, async (target) => {
-    for await (const chunk of ctx.deps.providers.stream({ target, body: ctx.data.body, signal: ctx.signal })) {
+  const { target } = await attempt(ctx, async (request) => {
+    for await (const chunk of ctx.deps.providers.stream(request)) {
       if (chunk.usage) trace.reported = chunk.usage;
       if (chunk.choices.length === 0) continue;
       trace.text += producedText(chunk.choices[0]?.delta);
-      last = { ...chunk, model: target.alias };
+      last = { ...chunk, model: request.target.alias };
       if (includeUsage) last.usage = null;
       else delete last.usage;
       ctx.publisher.emit('chunk', JSON.stringify(last));

@@ -23,6 +23,11 @@ export interface ProviderRequest<M extends CatalogModel = CatalogModel> {
    */
   body: ChatRequest;
   signal: AbortSignal;
+  /**
+   * What is left of the request's retry budget: the longest this attempt may wait for the response
+   * to begin, and for each next piece of it (the configured upstream timeouts still apply when shorter).
+   */
+  timeoutMs: number;
 }
 
 /** One provider kind's translation; the worker builds each once, at startup. */

@@ -106,6 +106,33 @@ describe('upstream faults', () => {
   });
 });
 
+describe('the retry budget', () => {
+  let upstream: FakeUpstream;
+  let gateway: GatewayUnderTest;
+
+  // The case that was found: each attempt may wait 3 s for headers, the request 5 s in all. The first
+  // attempt ends after 3 to 4 s (undici's timers are coarse), and the second gets only what is left.
+  beforeAll(async () => {
+    upstream = await startFakeUpstream();
+    gateway = await startGateway({ catalog: testCatalog(upstream.url), env: { RETRY_BUDGET_MS: '5000', UPSTREAM_HEADERS_TIMEOUT_MS: '3000', RETRY_BASE_MS: '100', RETRY_MAX_ATTEMPTS: '5' } });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await upstream?.close();
+  });
+
+  it('answers 504 within the budget and a second when the upstream hangs (it took 7.1 s)', async () => {
+    upstream.answerByDefault({ kind: 'hang' });
+    const client = await clientFor(gateway);
+    const started = Date.now();
+    const error = await client.chat.completions.create({ model: 'fake-gpt', messages: hello }).catch((e: unknown) => e);
+    const took = Date.now() - started;
+    expect(error).toMatchObject({ status: 504, code: 'provider_timeout' });
+    expect(took).toBeLessThan(5000 + 1000);
+    expect(upstream.requests).toHaveLength(2);
+  });
+});
+
 describe('client disconnects', () => {
   let upstream: FakeUpstream;
   let gateway: GatewayUnderTest;

@@ -12,11 +12,11 @@ import { translateStream } from './stream.ts';
 export function createAnthropicAdapter(http: UpstreamHttp): ProviderAdapter<ModelOf<'anthropic'>> {
   return {
     async complete(req) {
-      const body = await sendUpstream(http, buildAnthropicRequest(req.target, req.body, false), req.signal, readAnthropicError);
+      const body = await sendUpstream(http, buildAnthropicRequest(req.target, req.body, false), req, readAnthropicError);
       return parseMessage(await readJsonBody(body, req.signal), req.target);
     },
     async *stream(req) {
-      const body = await sendUpstream(http, buildAnthropicRequest(req.target, req.body, true), req.signal, readAnthropicError);
+      const body = await sendUpstream(http, buildAnthropicRequest(req.target, req.body, true), req, readAnthropicError);
       yield* translateBody(body, req.signal, (source) => translateStream(source, req.target));
     },
   };

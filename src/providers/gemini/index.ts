@@ -12,11 +12,11 @@ import { translateGeminiStream } from './stream.ts';
 export function createGeminiAdapter(http: UpstreamHttp): ProviderAdapter<ModelOf<'gemini'>> {
   return {
     async complete(req) {
-      const body = await sendUpstream(http, buildGeminiCall(req.target, req.body, false), req.signal, readGeminiError);
+      const body = await sendUpstream(http, buildGeminiCall(req.target, req.body, false), req, readGeminiError);
       return parseGeminiCompletion(await readJsonBody(body, req.signal), req.target);
     },
     async *stream(req) {
-      const body = await sendUpstream(http, buildGeminiCall(req.target, req.body, true), req.signal, readGeminiError);
+      const body = await sendUpstream(http, buildGeminiCall(req.target, req.body, true), req, readGeminiError);
       yield* translateBody(body, req.signal, (source) => translateGeminiStream(source, req.target));
     },
   };

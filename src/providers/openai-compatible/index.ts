@@ -12,11 +12,11 @@ import { translateStream } from './stream.ts';
 export function createOpenAiCompatibleAdapter(http: UpstreamHttp): ProviderAdapter<ModelOf<'openai-compatible'>> {
   return {
     async complete(req) {
-      const body = await sendUpstream(http, buildUpstreamRequest(req.target, req.body, false), req.signal, readOpenAiError);
+      const body = await sendUpstream(http, buildUpstreamRequest(req.target, req.body, false), req, readOpenAiError);
       return parseCompletion(await readJsonBody(body, req.signal), req.target);
     },
     async *stream(req) {
-      const body = await sendUpstream(http, buildUpstreamRequest(req.target, req.body, true), req.signal, readOpenAiError);
+      const body = await sendUpstream(http, buildUpstreamRequest(req.target, req.body, true), req, readOpenAiError);
       yield* translateBody(body, req.signal, (source) => translateStream(source, req.target));
     },
   };

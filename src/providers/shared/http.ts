@@ -16,6 +16,8 @@ export interface UpstreamHttpOptions {
 /** A dispatcher to pass to undici's `request`, and its shutdown. */
 export interface UpstreamHttp {
   dispatcher: Dispatcher;
+  /** The configured idle limit inside a body, which a call may only shorten. */
+  bodyTimeoutMs: number;
   /** Waits for in-flight requests, then closes every pooled connection. */
   close(): Promise<void>;
 }
@@ -37,6 +39,7 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
   });
   return {
     dispatcher: agent,
+    bodyTimeoutMs: options.bodyTimeoutMs,
     close: () => agent.close(),
   };
 }

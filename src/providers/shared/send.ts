@@ -5,6 +5,7 @@
  */
 import { request, type Dispatcher } from 'undici';
 import type { UpstreamHttp } from './http.ts';
+import type { ProviderRequest } from '../types.ts';
 import { UpstreamError, type ErrorReader } from './upstream-error.ts';
 
 /** A response body as undici gives it. */
@@ -23,13 +24,29 @@ const ERROR_BODY_LIMIT_BYTES = 64 * 1024;
 /** The largest non-streamed answer an adapter reads; past it the answer is invalid, not an out-of-memory. */
 export const RESPONSE_BODY_LIMIT_BYTES = 32 * 1024 * 1024;
 
-/** Sends the call; resolves with the body of a 2xx answer, throws the classified UpstreamError otherwise. */
-export async function sendUpstream(http: UpstreamHttp, call: UpstreamCall, signal: AbortSignal, readError: ErrorReader): Promise<ResponseBody> {
+/** What a call is bounded by: the request's cancellation and what is left of its retry budget. */
+export type CallLimits = Pick<ProviderRequest, 'signal' | 'timeoutMs'>;
+
+/**
+ * Sends the call; resolves with the body of a 2xx answer, throws the classified UpstreamError
+ * otherwise. The response must begin within `timeoutMs`, timed here to the millisecond (undici's own
+ * timers fire up to a second late), and each piece of its body within the shorter of `timeoutMs` and
+ * the configured body timeout.
+ */
+export async function sendUpstream(http: UpstreamHttp, call: UpstreamCall, limits: CallLimits, readError: ErrorReader): Promise<ResponseBody> {
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), limits.timeoutMs);
+  const signal = AbortSignal.any([limits.signal, deadline.signal]);
   let response: Dispatcher.ResponseData;
   try {
-    response = await request(call.url, { dispatcher: http.dispatcher, method: 'POST', headers: call.headers, body: call.body, signal });
+    response = await request(call.url, { dispatcher: http.dispatcher, method: 'POST', headers: call.headers, body: call.body, signal, bodyTimeout: Math.min(http.bodyTimeoutMs, limits.timeoutMs) });
   } catch (err) {
-    throw UpstreamError.fromNetwork(err, signal, 'request');
+    if (deadline.signal.aborted && !limits.signal.aborted) {
+      throw new UpstreamError('timeout', `Upstream did not answer within the ${limits.timeoutMs} ms left of the retry budget`, { cause: err });
+    }
+    throw UpstreamError.fromNetwork(err, limits.signal, 'request');
+  } finally {
+    clearTimeout(timer);
   }
   if (response.statusCode < 200 || response.statusCode >= 300) {
     const text = await readLimited(response.body, ERROR_BODY_LIMIT_BYTES).catch(() => ({ text: '', truncated: false }));

@@ -37,12 +37,14 @@ export function createSimulatorAdapter(adapterOptions: SimulatorAdapterOptions =
   const random = adapterOptions.random ?? Math.random;
   const hangTimeoutMs = adapterOptions.hangTimeoutMs ?? DEFAULT_HANG_TIMEOUT_MS;
 
-  async function beforeFirstToken(plan: Plan, signal: AbortSignal, streaming: boolean): Promise<void> {
+  async function beforeFirstToken(plan: Plan, request: SimulatorRequest, streaming: boolean): Promise<void> {
+    const { signal } = request;
     await pause(plan.options.latency_ms ?? 0, signal);
     const fault = plan.fault;
     const faultConfig = plan.options.fault;
     if (fault === null || faultConfig === undefined) return;
-    if (fault === 'timeout') await hang(hangTimeoutMs, signal);
+    // As a real upstream's call would, the hang ends with the headers timeout or the retry budget left.
+    if (fault === 'timeout') await hang(Math.min(hangTimeoutMs, request.timeoutMs), signal);
     if (fault === '429' || fault === '500') throw statusFaultError(fault, faultConfig);
     // A non-streamed answer cannot break half-way; it fails as the upstream 500 it would be.
     if (fault === 'broken_stream' && !streaming) throw statusFaultError('500', faultConfig);
@@ -50,7 +52,7 @@ export function createSimulatorAdapter(adapterOptions: SimulatorAdapterOptions =
 
   async function complete(request: SimulatorRequest): Promise<ChatCompletion> {
     const plan = makePlan(request, rollFault(request.target.model.simulator?.fault, random));
-    await beforeFirstToken(plan, request.signal, false);
+    await beforeFirstToken(plan, request, false);
     await pause(tokenIntervalMs(plan.options) * Math.max(0, plan.pieces.length - 1), request.signal);
     return {
       id: plan.id,
@@ -64,7 +66,7 @@ export function createSimulatorAdapter(adapterOptions: SimulatorAdapterOptions =
 
   async function* stream(request: SimulatorRequest): AsyncGenerator<ChatCompletionChunk> {
     const plan = makePlan(request, rollFault(request.target.model.simulator?.fault, random));
-    await beforeFirstToken(plan, request.signal, true);
+    await beforeFirstToken(plan, request, true);
     const interval = tokenIntervalMs(plan.options);
     const cut = plan.fault === 'broken_stream' ? Math.max(1, Math.floor(plan.pieces.length / 2)) : plan.pieces.length;
     for (let i = 0; i < cut; i += 1) {

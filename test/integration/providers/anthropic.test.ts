@@ -19,12 +19,13 @@ let fake: FakeAnthropic;
 const http = createUpstreamHttp({ connectTimeoutMs: 1000, headersTimeoutMs: 2000, bodyTimeoutMs: 2000, connections: 4 });
 const adapter = createAnthropicAdapter(http);
 
-function call(options: { signal?: AbortSignal; apiKey?: string | null; model?: Partial<Model>; body?: Partial<ChatRequest> } = {}): ProviderRequest<Model> {
+function call(options: { signal?: AbortSignal; timeoutMs?: number; apiKey?: string | null; model?: Partial<Model>; body?: Partial<ChatRequest> } = {}): ProviderRequest<Model> {
   const model: Model = { ...ANTHROPIC_FIXTURE_MODEL, base_url: fake.url, ...options.model };
   return {
     target: targetFor(model, options.apiKey === undefined ? 'sk-ant-test' : options.apiKey, 'claude-test'),
     body: { messages, max_tokens: 50, ...options.body },
     signal: options.signal ?? new AbortController().signal,
+    timeoutMs: options.timeoutMs ?? 60_000,
   };
 }
 
@@ -185,6 +186,19 @@ describe('anthropic adapter against a loopback upstream', () => {
     await expect.poll(() => seen.length, { timeout: 5000 }).toBeGreaterThan(0);
     controller.abort();
     expect(await streaming).toMatchObject({ kind: 'aborted', retryable: false });
+    await fake.waitForClose(0, 2000);
+  });
+
+  it('gives up waiting for the response when what is left of the retry budget is spent: a timeout, to the millisecond', async () => {
+    fake.script([{ kind: 'hang' }]);
+    const started = performance.now();
+    const error = await failure(adapter.complete(call({ timeoutMs: 250 })));
+    const took = performance.now() - started;
+    expect(error).toMatchObject({ kind: 'timeout', retryable: true });
+    expect(error.message).toContain('250 ms left of the retry budget');
+    expect(took).toBeGreaterThanOrEqual(240);
+    // undici's own headers timeout (2 s here) fires up to a second late; the budget's timer does not.
+    expect(took).toBeLessThan(1000);
     await fake.waitForClose(0, 2000);
   });
 

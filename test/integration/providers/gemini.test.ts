@@ -26,7 +26,7 @@ const adapter = createGeminiAdapter(http);
 
 function call(options: { body?: ChatRequest; signal?: AbortSignal; apiKey?: string | null; model?: Partial<Model> } = {}): ProviderRequest<Model> {
   const model: Model = { ...GEMINI_FIXTURE_MODEL, base_url: fake.url, ...options.model };
-  return { target: targetFor(model, options.apiKey === undefined ? 'AIza-test-key' : options.apiKey, 'gemini-flash'), body: options.body ?? { messages, max_tokens: 50 }, signal: options.signal ?? new AbortController().signal };
+  return { target: targetFor(model, options.apiKey === undefined ? 'AIza-test-key' : options.apiKey, 'gemini-flash'), body: options.body ?? { messages, max_tokens: 50 }, signal: options.signal ?? new AbortController().signal, timeoutMs: 60_000 };
 }
 
 function text(chunks: ChatCompletionChunk[]): string {

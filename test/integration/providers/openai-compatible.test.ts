@@ -18,9 +18,9 @@ const adapter = createOpenAiCompatibleAdapter(http);
 
 type Model = ModelOf<'openai-compatible'>;
 
-function call(signal: AbortSignal = new AbortController().signal, options: { apiKey?: string | null; model?: Partial<Model> } = {}): ProviderRequest<Model> {
+function call(signal: AbortSignal = new AbortController().signal, options: { apiKey?: string | null; model?: Partial<Model>; timeoutMs?: number } = {}): ProviderRequest<Model> {
   const model: Model = { provider: 'openai-compatible', upstream_model: 'upstream-model-1', base_url: fake.url, ...MODEL_BASICS, ...options.model };
-  return { target: targetFor(model, options.apiKey === undefined ? 'sk-test' : options.apiKey), body: { messages, max_tokens: 50 }, signal };
+  return { target: targetFor(model, options.apiKey === undefined ? 'sk-test' : options.apiKey), body: { messages, max_tokens: 50 }, signal, timeoutMs: options.timeoutMs ?? 60_000 };
 }
 
 beforeAll(async () => {
