@@ -33,6 +33,10 @@ export interface DispatchDeadlines {
   requestTimeoutMs: number;
 }
 
+// How often, and how far apart, a request's job is looked for after a reconnect while Redis still refuses commands.
+const RECHECKS = 5;
+const RECHECK_DELAY_MS = 200;
+
 function synthetic(error: GatewayError): CompletionEvent {
   return { seq: 0, type: 'error', payload: errorToPayload(error) };
 }
@@ -71,11 +75,16 @@ export class CompletionDispatcher {
       subscription.close();
       events.close();
     };
-    const subscription = this.#replies.open(job.tenantId, job.requestId, (event) => {
-      started = true;
-      events.push(event);
-      if (isTerminal(event.type)) finish();
-    });
+    const subscription = this.#replies.open(
+      job.tenantId,
+      job.requestId,
+      (event) => {
+        started = true;
+        events.push(event);
+        if (isTerminal(event.type)) finish();
+      },
+      () => once((batch) => this.#onResubscribed(batch, job.requestId, () => started || finished, subscription.probe, fail)),
+    );
     const fail = (error: GatewayError) => {
       if (finished) return;
       events.push(synthetic(error));
@@ -122,6 +131,33 @@ export class CompletionDispatcher {
     }
     const retryAfter = Math.max(1, Math.ceil(this.#deadlines.queueDeadlineMs / 1000));
     fail(new QueueTimeoutError(this.#deadlines.queueDeadlineMs, retryAfter));
+  }
+
+  /**
+   * The reply subscription came back after a lost connection. A Redis that restarted without its
+   * data has lost the jobs too: a request not yet answered whose job is gone is answered 503 at
+   * once rather than at the pickup deadline. A job a worker runs, or one still queued, is waited for.
+   */
+  async #onResubscribed(batch: QueuedBatch, requestId: string, heard: () => boolean, probe: () => Promise<void>, fail: (error: GatewayError) => void): Promise<void> {
+    // The commands connection may come back a moment after the subscriber.
+    for (let attempt = 0; attempt < RECHECKS; attempt++) {
+      if (heard() || batch.removed) return;
+      try {
+        await probe();
+        if (heard()) return;
+        const state = await batch.queue.getJobState(batch.jobId);
+        if (state !== 'unknown' && state !== 'failed') return;
+        // A job that just finished is gone too, but its events are in the stream by then.
+        await probe();
+        if (heard()) return;
+        this.#log.warn({ requestId, jobId: batch.jobId, state }, 'the job was lost with Redis; answering 503');
+        batch.vanished();
+        fail(new ServiceUnavailableError('The gateway lost this request when its Redis restarted; send it again.', 1));
+        return;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, RECHECK_DELAY_MS * (attempt + 1)));
+      }
+    }
   }
 
   /**

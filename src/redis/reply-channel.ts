@@ -18,6 +18,7 @@ interface Pending {
   tenantId: string;
   requestId: string;
   sink: EventSink;
+  onResubscribed: (() => void) | null;
   next: number;
   early: Map<number, CompletionEvent>;
   lastEventAt: number;
@@ -57,8 +58,12 @@ export class ReplyChannel {
     this.#subscriber.on('smessage', (channel: string, message: string) => {
       if (channel === this.channel) this.#onMessage(message);
     });
-    // After a reconnect, messages published while we were away are only in the streams.
-    this.#subscriber.on('ready', () => this.#repairAll(0));
+    // After a reconnect, messages published while we were away are only in the streams, and a
+    // Redis that restarted may have lost the jobs of the requests still waiting: each is told.
+    this.#subscriber.on('ready', () => {
+      this.#repairAll(0);
+      for (const pending of this.#pending.values()) pending.onResubscribed?.();
+    });
     await this.#subscriber.ssubscribe(this.channel);
     this.#timer = setInterval(() => this.#repairAll(this.#silenceMs), Math.max(50, this.#silenceMs / 2));
     this.#timer.unref();
@@ -69,9 +74,12 @@ export class ReplyChannel {
     return this.#pending.size;
   }
 
-  /** Registers a request before its job is enqueued, so that no event can arrive unseen. */
-  open(tenantId: string, requestId: string, sink: EventSink): ReplySubscription {
-    const pending: Pending = { tenantId, requestId, sink, next: 1, early: new Map(), lastEventAt: Date.now(), repairing: null, closed: false };
+  /**
+   * Registers a request before its job is enqueued, so that no event can arrive unseen;
+   * `onResubscribed` runs whenever the subscription comes back after a lost connection.
+   */
+  open(tenantId: string, requestId: string, sink: EventSink, onResubscribed: (() => void) | null = null): ReplySubscription {
+    const pending: Pending = { tenantId, requestId, sink, onResubscribed, next: 1, early: new Map(), lastEventAt: Date.now(), repairing: null, closed: false };
     this.#pending.set(requestId, pending);
     return {
       probe: () => this.#repair(pending),
