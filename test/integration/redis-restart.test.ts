@@ -28,8 +28,8 @@ async function startRedis(): Promise<ChildProcess> {
 beforeAll(async () => {
   port = await freePort();
   redisServer = await startRedis();
-  // No worker: the jobs wait in the queue, for a pickup deadline far longer than the test.
-  gateway = await startGateway({ catalog: testCatalog('http://127.0.0.1:9/v1'), workers: 0, env: { REDIS_URL: `redis://127.0.0.1:${port}`, QUEUE_DEADLINE_MS: '30000' } });
+  // No worker: the jobs wait in the queue, for a pickup deadline far longer than the test; one job per request.
+  gateway = await startGateway({ catalog: testCatalog('http://127.0.0.1:9/v1'), workers: 0, env: { REDIS_URL: `redis://127.0.0.1:${port}`, QUEUE_DEADLINE_MS: '30000', QUEUE_BATCH_MAX: '1' } });
 });
 
 afterAll(async () => {
@@ -43,8 +43,12 @@ describe('Redis restarted without its data', () => {
     const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: secret, maxRetries: 0 });
     const waiting = Array.from({ length: 5 }, (_, i) => client.chat.completions.create({ model: 'sim', messages: [{ role: 'user', content: `request ${i}` }] }).withResponse().then(() => null, (e: unknown) => e));
     const queued = new Redis(port, '127.0.0.1');
-    // The jobs are in the queue: wait for them, then lose them with the server.
-    while ((await queued.keys('*:wait')).length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    // Every job is in the queue (one still being added would land in the new server): then lose them with the server.
+    const waitingJobs = async () => {
+      const [list] = await queued.keys('*:wait');
+      return list === undefined ? 0 : queued.llen(list);
+    };
+    while ((await waitingJobs()) < 5) await new Promise((resolve) => setTimeout(resolve, 20));
     queued.disconnect();
     redisServer.kill('SIGKILL');
     await once(redisServer, 'exit');
