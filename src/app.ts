@@ -36,6 +36,9 @@ export interface AppDeps {
   draining: () => boolean;
 }
 
+// How often Node looks for clients past their headers and request timeouts.
+const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
+
 // find-my-way's default: a path parameter longer than this is answered 414.
 const MAX_PARAM_LENGTH = 100;
 
@@ -52,7 +55,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Fastify ships requestTimeout at 0, so a slowloris client could take forever to send
     // its request. The idle socket timeout stays 0: a non-streamed completion may be
     // silent for minutes; REQUEST_TIMEOUT_MS bounds the answer instead.
-    requestTimeout: 60_000,
+    requestTimeout: env.CLIENT_REQUEST_TIMEOUT_MS,
+    // Node checks those limits every connectionsCheckingInterval (30 s by default): a trickling
+    // client would hold its connection that much longer than it may.
+    http: { headersTimeout: Math.min(env.CLIENT_HEADERS_TIMEOUT_MS, env.CLIENT_REQUEST_TIMEOUT_MS), connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS },
     connectionTimeout: 0,
     keepAliveTimeout: 72_000,
     return503OnClosing: false,

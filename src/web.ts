@@ -111,7 +111,7 @@ export async function startWebTier(config: Config, log: Logger): Promise<WebTier
     commands,
     keys,
     replyChannel: replies.channel,
-    sse: { keepAliveMs: env.SSE_KEEPALIVE_MS, maxBufferedBytes: 1024 * 1024 },
+    sse: { keepAliveMs: env.SSE_KEEPALIVE_MS, maxBufferedBytes: env.SSE_MAX_BUFFERED_BYTES },
     audit,
   };
   const { promptAdmin, budgetAdmin } = await adminServices({ commands, subscriber, keys, repository, catalog, audit }, completion.prompts, completion.settings, ledger);

@@ -5,6 +5,9 @@ export class EventQueue implements AsyncIterable<CompletionEvent> {
   readonly #buffer: CompletionEvent[] = [];
   #waiter: ((event: CompletionEvent | null) => void) | null = null;
   #closed = false;
+  #bufferedBytes = 0;
+  /** Called after an event is buffered because the reader is busy (a relay watching its memory). */
+  onBuffered: (() => void) | null = null;
 
   /** Adds an event (ignored once closed). */
   push(event: CompletionEvent): void {
@@ -15,7 +18,14 @@ export class EventQueue implements AsyncIterable<CompletionEvent> {
       waiter(event);
     } else {
       this.#buffer.push(event);
+      this.#bufferedBytes += event.payload.length;
+      this.onBuffered?.();
     }
+  }
+
+  /** The payload characters of the events waiting for the reader. */
+  get bufferedBytes(): number {
+    return this.#bufferedBytes;
   }
 
   /** Ends iteration: a waiting reader gets null. */
@@ -27,13 +37,17 @@ export class EventQueue implements AsyncIterable<CompletionEvent> {
 
   /** Every event already buffered, at once (so a relay can write them in one call). */
   takeBuffered(): CompletionEvent[] {
+    this.#bufferedBytes = 0;
     return this.#buffer.splice(0);
   }
 
   /** The next event, or null once closed and drained. */
   next(): Promise<CompletionEvent | null> {
     const buffered = this.#buffer.shift();
-    if (buffered) return Promise.resolve(buffered);
+    if (buffered) {
+      this.#bufferedBytes -= buffered.payload.length;
+      return Promise.resolve(buffered);
+    }
     if (this.#closed) return Promise.resolve(null);
     return new Promise((resolve) => {
       this.#waiter = resolve;

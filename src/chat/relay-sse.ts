@@ -1,11 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
-import { once } from 'node:events';
 import { ClientClosedRequestError, InternalError } from '../errors/gateway-error.ts';
 import { toEnvelope } from '../errors/to-envelope.ts';
 import { payloadToError, type CompletionEvent } from '../queue/completion-events.ts';
 import { SSE_DONE, SSE_KEEP_ALIVE, formatSseData } from '../providers/shared/sse.ts';
 import type { Dispatch } from './dispatcher.ts';
+import type { EventQueue } from './event-queue.ts';
 
 /** Limits of one SSE response. */
 export interface SseOptions {
@@ -27,13 +27,32 @@ function openStream(request: FastifyRequest, reply: FastifyReply): ServerRespons
   return raw;
 }
 
-async function write(raw: ServerResponse, text: string, options: SseOptions): Promise<boolean> {
+/**
+ * Writes, then waits while the client reads what is buffered. False when the client is gone, or
+ * too slow: what it leaves unread (the socket's buffer and the events queued behind it meanwhile)
+ * passes the limit. A client reading a byte a second is thus dropped, not kept with a growing buffer.
+ */
+async function write(raw: ServerResponse, text: string, events: EventQueue, options: SseOptions): Promise<boolean> {
   if (raw.destroyed) return false;
-  if (!raw.write(text)) {
-    if (raw.writableLength > options.maxBufferedBytes) return false;
-    await Promise.race([once(raw, 'drain'), once(raw, 'close')]);
-  }
-  return !raw.destroyed;
+  if (raw.write(text)) return true;
+  const tooMuch = () => raw.writableLength + events.bufferedBytes > options.maxBufferedBytes;
+  if (tooMuch()) return false;
+  const drained = await new Promise<boolean>((resolve) => {
+    const done = (ok: boolean) => {
+      raw.off('drain', onDrain);
+      raw.off('close', onClose);
+      events.onBuffered = null;
+      resolve(ok);
+    };
+    const onDrain = () => done(true);
+    const onClose = () => done(false);
+    raw.on('drain', onDrain);
+    raw.on('close', onClose);
+    events.onBuffered = () => {
+      if (tooMuch()) done(false);
+    };
+  });
+  return drained && !raw.destroyed;
 }
 
 // Every event carries its sequence number as the SSE id, so a client that lost the connection
@@ -57,18 +76,22 @@ export async function relaySse(request: FastifyRequest, reply: FastifyReply, dis
   if (first.type === 'error') throw payloadToError(first.payload);
   const raw = openStream(request, reply);
   const keepAlive = setInterval(() => raw.write(SSE_KEEP_ALIVE), options.keepAliveMs);
+  let dropped = false;
   try {
     for (let event: CompletionEvent | null = first; event; event = await dispatch.events.next()) {
       // Events that arrived together (one pub/sub message) go out in one write.
       let text = sseText(request, event);
       for (const buffered of dispatch.events.takeBuffered()) text += sseText(request, buffered);
-      if (!(await write(raw, text, options))) {
+      if (!(await write(raw, text, dispatch.events, options))) {
+        dropped = true;
         dispatch.cancel();
         break;
       }
     }
   } finally {
     clearInterval(keepAlive);
-    raw.end();
+    // end() would wait for a client that does not read to take what is buffered: drop it instead.
+    if (dropped) raw.destroy();
+    else raw.end();
   }
 }

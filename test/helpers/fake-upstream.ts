@@ -12,7 +12,8 @@ export type Behaviour =
   | { kind: 'status'; status: number; headers?: Record<string, string>; body?: unknown }
   | { kind: 'hang' }
   | { kind: 'break-after-first-chunk' }
-  | { kind: 'slow-stream'; chunkDelayMs: number; chunks: number };
+  /** `chunks` pieces `chunkDelayMs` apart, each `w<i> ` or, with `chunkBytes`, that many bytes of text. */
+  | { kind: 'slow-stream'; chunkDelayMs: number; chunks: number; chunkBytes?: number };
 
 /** A running fake upstream; `url` is its base URL ending in `/v1`. */
 export interface FakeUpstream extends FakeServer<Behaviour> {
@@ -53,7 +54,7 @@ function respond(behaviour: Behaviour, request: RecordedRequest<Behaviour>, res:
       return void res.write(first, breakConnection);
     }
     case 'slow-stream': {
-      const pieces = Array.from({ length: behaviour.chunks }, (_, i) => `w${i} `);
+      const pieces = Array.from({ length: behaviour.chunks }, (_, i) => (behaviour.chunkBytes === undefined ? `w${i} ` : `${'x'.repeat(behaviour.chunkBytes - 1)} `));
       const usage = usageFor(body, pieces.join(''));
       if (streaming) return void streamChunks(res, body, pieces, behaviour.chunkDelayMs, usage);
       const answer = (): void => {
