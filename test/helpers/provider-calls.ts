@@ -4,6 +4,8 @@ import type { ChatCompletionChunk } from '../../src/wire/openai-chat.ts';
 import type { CatalogModel } from '../../src/catalog/schema.ts';
 import type { ProviderTarget } from '../../src/providers/types.ts';
 import type { UpstreamHttp } from '../../src/providers/shared/http.ts';
+import { expect } from 'vitest';
+import type { BehaviourBase, FakeServer } from './fake-server.ts';
 
 /** Reads a stream to its end into `seen` (kept when the stream throws, so tests can look at what came first). */
 export async function collect(stream: AsyncIterable<ChatCompletionChunk>, seen: ChatCompletionChunk[] = []): Promise<ChatCompletionChunk[]> {
@@ -30,7 +32,20 @@ export function targetFor<M extends CatalogModel>(model: M, apiKey: string | nul
 export const MODEL_BASICS = { context_window: 8192, max_output_tokens: 1024, input_price_per_mtok: 1, output_price_per_mtok: 2 } as const;
 
 /** Kept-alive connections to `origin` the pool holds free (undici's pool stats). */
-export function idleConnections(http: UpstreamHttp, origin: string): number {
+function idleConnections(http: UpstreamHttp, origin: string): number {
   const stats = (http.dispatcher as unknown as { stats: Record<string, { free: number }> }).stats;
   return stats[origin]?.free ?? 0;
+}
+
+/**
+ * Reads three streams one after another and counts the connections the fake saw them on: one when
+ * each body was read to its end and its connection went back to the pool, three when each was destroyed.
+ */
+export async function connectionsOfThreeStreams(stream: () => AsyncIterable<ChatCompletionChunk>, http: UpstreamHttp, fake: FakeServer<BehaviourBase>): Promise<number> {
+  for (let i = 0; i < 3; i++) {
+    await collect(stream());
+    // The pool takes the connection back once undici has seen the response end, a moment after the body's last byte.
+    await expect.poll(() => idleConnections(http, fake.origin)).toBeGreaterThan(0);
+  }
+  return new Set(fake.requests.map((request) => request.clientPort)).size;
 }

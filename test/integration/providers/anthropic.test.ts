@@ -6,7 +6,7 @@ import { RESPONSE_BODY_LIMIT_BYTES } from '../../../src/providers/shared/send.ts
 import type { ProviderRequest } from '../../../src/providers/types.ts';
 import type { ChatCompletionChunk, ChatRequest } from '../../../src/wire/openai-chat.ts';
 import { ANTHROPIC_FIXTURE_MODEL, readAnthropicFixture, startAnthropicUpstream, type FakeAnthropic } from '../../helpers/fake-anthropic.ts';
-import { collect, failure, idleConnections, targetFor } from '../../helpers/provider-calls.ts';
+import { collect, failure, connectionsOfThreeStreams, targetFor } from '../../helpers/provider-calls.ts';
 
 type Model = ModelOf<'anthropic'>;
 
@@ -49,13 +49,7 @@ afterAll(async () => {
 describe('anthropic adapter against a loopback upstream', () => {
   it('reads each stream to the end of its body, so that the next call reuses the kept-alive connection', async () => {
     fake.script([{ kind: 'ok', text: 'first' }, { kind: 'ok', text: 'second' }, { kind: 'ok', text: 'third' }]);
-    for (let i = 0; i < 3; i++) {
-      await collect(adapter.stream(call()));
-      // The pool takes the connection back once undici has seen the response end, a moment after the body's last byte.
-      await expect.poll(() => idleConnections(http, fake.origin)).toBeGreaterThan(0);
-    }
-    expect(fake.requests).toHaveLength(3);
-    expect(new Set(fake.requests.map((request) => request.clientPort)).size).toBe(1);
+    expect(await connectionsOfThreeStreams(() => adapter.stream(call()), http, fake)).toBe(1);
   });
 
   it('completes, posting the translated body to /v1/messages with the key and version headers', async () => {

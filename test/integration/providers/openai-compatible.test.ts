@@ -7,7 +7,7 @@ import { createUpstreamHttp } from '../../../src/providers/shared/http.ts';
 import type { ProviderRequest } from '../../../src/providers/types.ts';
 import type { ChatCompletionChunk, ChatRequest } from '../../../src/wire/openai-chat.ts';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.ts';
-import { MODEL_BASICS, collect, failure, idleConnections, targetFor } from '../../helpers/provider-calls.ts';
+import { MODEL_BASICS, collect, failure, connectionsOfThreeStreams, targetFor } from '../../helpers/provider-calls.ts';
 
 const HEADERS_TIMEOUT_MS = 300;
 const messages: ChatRequest['messages'] = [{ role: 'user', content: 'Say hello' }];
@@ -39,13 +39,7 @@ afterAll(async () => {
 describe('openai-compatible adapter against a loopback upstream', () => {
   it('reads each stream to the end of its body, so that the next call reuses the kept-alive connection', async () => {
     fake.script([{ kind: 'ok', text: 'first' }, { kind: 'ok', text: 'second' }, { kind: 'ok', text: 'third' }]);
-    for (let i = 0; i < 3; i++) {
-      await collect(adapter.stream(call()));
-      // The pool takes the connection back once undici has seen the response end, a moment after the body's last byte.
-      await expect.poll(() => idleConnections(http, fake.origin)).toBeGreaterThan(0);
-    }
-    expect(fake.requests).toHaveLength(3);
-    expect(new Set(fake.requests.map((request) => request.clientPort)).size).toBe(1);
+    expect(await connectionsOfThreeStreams(() => adapter.stream(call()), http, fake)).toBe(1);
   });
 
   it('completes, sending our model and the bearer key', async () => {
