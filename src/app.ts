@@ -2,7 +2,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { Authenticator } from './auth/authenticator.ts';
-import type { CompletionServices } from './chat/pipeline.ts';
+import type { CompletionServices } from './admission/handle-request.ts';
 import type { BudgetAdminDeps } from './budget/budget-admin.ts';
 import type { Repository } from './store/repository.ts';
 import type { PromptAdminDeps } from './prompts/prompt-admin.ts';

@@ -9,15 +9,15 @@ import type { CatalogFile } from './catalog/schema.ts';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { createJwtVerifier } from './auth/jwt/jwt-verifier.ts';
-import { CompletionDispatcher } from './chat/dispatcher.ts';
-import { JobBatcher } from './chat/job-batcher.ts';
-import type { CompletionServices } from './chat/pipeline.ts';
+import { CompletionDispatcher } from './queue/dispatcher.ts';
+import { JobBatcher } from './queue/job-batcher.ts';
+import type { CompletionServices } from './admission/handle-request.ts';
 import { createStore } from './store/create-store.ts';
 import type { Repository } from './store/repository.ts';
 import { createRedisKeys, COMPLETION_QUEUE, QUEUE_EVENTS_MAX_LEN, type RedisKeys } from './redis/keys.ts';
 import { type RedisClient, assertNoEviction, boundedWait, closeRedis, connectRedis } from './redis/connections.ts';
 import { defineScripts } from './redis/scripts.ts';
-import { ReplyChannel } from './redis/reply-channel.ts';
+import { ReplyChannel } from './events/reply-channel.ts';
 import { listenForInvalidations } from './redis/invalidations.ts';
 import type { CompletionBatch } from './queue/completion-job.ts';
 import { Outbox } from './outbox/outbox.ts';
@@ -30,7 +30,7 @@ import { storeSpendSource } from './budget/store-spend-source.ts';
 import { TenantSettingsCache } from './tenants/tenant-settings.ts';
 import { RateLimiter } from './rate-limit/rate-limiter.ts';
 import { IdempotencyStore } from './idempotency/idempotency-store.ts';
-import { IDEMPOTENCY_TTL_MS } from './chat/idempotency-step.ts';
+import { IDEMPOTENCY_TTL_MS } from './admission/idempotency-step.ts';
 
 // Activations reach every web process at once through Redis; this bounds how long a lost
 // invalidation message can leave a process on the previous version.

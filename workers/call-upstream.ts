@@ -1,12 +1,7 @@
 import { isUpstreamError } from '../src/providers/shared/upstream-error.ts';
 import type { ProviderTarget } from '../src/providers/types.ts';
+import type { CallOutcome } from '../src/operations/runner.ts';
 import { nextDelay, sleep, type RetryPolicy } from './retry.ts';
-
-/** The outcome of a call that succeeded on some candidate. */
-export interface CallOutcome<T> {
-  value: T;
-  target: ProviderTarget;
-}
 
 /**
  * Tries the candidates in order, each with retries on retryable failures (connect,

@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { CompletionBatch, CompletionJob } from '../src/queue/completion-job.ts';
-import type { Cancellations } from './cancellations.ts';
+import type { Cancellations } from '../src/events/cancellations.ts';
 import type { RedisKeys } from '../src/redis/keys.ts';
 import type { ScriptedRedis } from '../src/redis/scripts.ts';
 import type { ProviderRegistry } from '../src/providers/registry.ts';
@@ -10,15 +10,19 @@ import type { CatalogModel } from '../src/catalog/schema.ts';
 import type { Outbox } from '../src/outbox/outbox.ts';
 import type { UsageStatus } from '../src/store/repository.ts';
 import { ClientClosedRequestError, ProviderFailedError, type GatewayError } from '../src/errors/gateway-error.ts';
-import { EventPublisher, readEventLog, type EventLogState, type RequestEnding } from './publish.ts';
+import { EventPublisher, type RequestEnding } from '../src/events/event-publisher.ts';
+import { readEventLog, type EventLogState } from '../src/events/event-log.ts';
+import { cancelledWhileQueued } from '../src/events/cancel-marks.ts';
 import { toClientError } from './upstream-failure.ts';
-import { runCompletion, runStream, usageOf, type RunContext, type RunTrace } from './run-completion.ts';
+import type { FinalEvent, OperationRunner, RunContext, RunTrace } from '../src/operations/runner.ts';
+import { RUNNERS } from '../src/operations/runners.ts';
+import { resolveUsage, type ResolvedUsage } from '../src/operations/usage.ts';
+import { callWithRetries } from './call-upstream.ts';
 import { buildUsageRecord } from './usage-record.ts';
 import { backoffDelay, type RetryPolicy } from './retry.ts';
 import { isUpstreamError } from '../src/providers/shared/upstream-error.ts';
 import type { BudgetLedger } from '../src/budget/budget-ledger.ts';
-import { IDEMPOTENCY_TTL_MS } from '../src/chat/idempotency-step.ts';
-import { retryUnavailable } from '../src/redis/retry-unavailable.ts';
+import { IDEMPOTENCY_TTL_MS } from '../src/admission/idempotency-step.ts';
 
 /** What the processor needs, built once by the worker's composition root. */
 export interface ProcessorDeps {
@@ -39,7 +43,7 @@ export interface ProcessorDeps {
 }
 
 /** How a run ended: a final event, or the error that ends the request's events (a cancelled one's is never read). */
-type Ending = { status: UsageStatus; error: null; final: { type: 'result' | 'done'; payload: string } } | { status: UsageStatus; error: GatewayError; final: null };
+type Ending = { status: UsageStatus; error: null; final: FinalEvent } | { status: UsageStatus; error: GatewayError; final: null };
 
 /**
  * Queues the usage record, then ends the request: its last event, the settlement and the
@@ -48,9 +52,9 @@ type Ending = { status: UsageStatus; error: null; final: { type: 'result' | 'don
  * retried while Redis is unreachable: the upstream has answered, and a master away for a few
  * seconds must not lose the record, the settlement or the answer.
  */
-async function finish(deps: ProcessorDeps, ctx: { data: CompletionJob; trace: RunTrace; startedAt: number; publisher: EventPublisher }, ending: Ending): Promise<void> {
+async function finish(deps: ProcessorDeps, ctx: RequestRun, ending: Ending): Promise<void> {
   const produced = ctx.trace.text !== '' || ctx.trace.reported !== null;
-  const usage = produced ? usageOf(ctx.data, ctx.trace) : null;
+  const usage = produced ? ctx.usage() : null;
   // A cancelled request's error is never read; its record says only that it was cancelled.
   const errorCode = ending.status === 'cancelled' ? null : (ending.error?.code ?? null);
   const record = buildUsageRecord(ctx.data, ctx.trace, { status: ending.status, errorCode, usage, startedAt: ctx.startedAt, endedAt: Date.now() }, deps.models);
@@ -79,13 +83,61 @@ function failure(deps: ProcessorDeps, data: CompletionJob, trace: RunTrace, erro
   return clientError;
 }
 
+/** One request as the processor follows it: its job, its publisher and trace, when it started. */
+interface RequestRun {
+  data: CompletionJob;
+  trace: RunTrace;
+  startedAt: number;
+  publisher: EventPublisher;
+  usage(): ResolvedUsage;
+}
+
+/** The runner of a job's operation; jobs queued before operations existed are chat completions. */
+function runnerOf(data: CompletionJob): OperationRunner<CompletionJob> {
+  return RUNNERS[data.operation ?? 'chat'] as OperationRunner<CompletionJob>;
+}
+
+function requestRun(deps: ProcessorDeps, data: CompletionJob, runner: OperationRunner<CompletionJob>, publisher: EventPublisher, trace: RunTrace): RequestRun {
+  return { data, trace, publisher, startedAt: Date.now(), usage: () => resolveUsage(trace.reported, () => data.promptTokens ?? runner.countPrompt(data), trace.text) };
+}
+
+function targetsOf(deps: ProcessorDeps, data: CompletionJob): ProviderTarget[] {
+  return data.candidates.map((alias) => {
+    const target = deps.targets.get(alias);
+    if (!target) throw new Error(`catalog alias '${alias}' is unknown to this worker; are web and worker on the same catalog?`);
+    return target;
+  });
+}
+
+/** What a runner works with: the request's run, the providers, and its attempts recorded in the trace. */
+function runContext(deps: ProcessorDeps, run: RequestRun, signal: AbortSignal): RunContext {
+  const { data, trace } = run;
+  return {
+    data,
+    providers: deps.providers,
+    signal,
+    trace,
+    attempt: (call, mayRetry) =>
+      callWithRetries(targetsOf(deps, data), deps.policy, signal, (target, timeoutMs) => {
+        trace.target = target;
+        trace.attempts++;
+        return call(target, timeoutMs);
+      }, mayRetry),
+    emit: (payload) => {
+      run.publisher.emit(payload);
+      trace.firstChunkAt ??= Date.now();
+    },
+    usage: run.usage,
+  };
+}
+
 /** A re-run of a stream whose first run died after chunks reached the client: end it, and record what was sent. */
-async function endInterrupted(deps: ProcessorDeps, data: CompletionJob, publisher: EventPublisher, log: EventLogState): Promise<void> {
-  const target = (log.streamedModel && deps.targets.get(log.streamedModel)) || null;
-  const trace: RunTrace = { target, attempts: 1, text: log.streamedText, reported: null, firstChunkAt: null };
+async function endInterrupted(deps: ProcessorDeps, run: RequestRun, log: EventLogState): Promise<void> {
+  run.trace.target = (log.streamedModel && deps.targets.get(log.streamedModel)) || null;
+  run.trace.text = log.streamedText;
   // For the client the provider call broke off, like any other mid-stream failure: 502, a retry is its to decide.
   const error = new ProviderFailedError('The stream was interrupted: the worker relaying it stopped mid-stream, and the partial output cannot be continued.');
-  await finish(deps, { data, trace, startedAt: Date.now(), publisher }, { status: 'failed', error, final: null });
+  await finish(deps, run, { status: 'failed', error, final: null });
 }
 
 /**
@@ -95,21 +147,21 @@ async function endInterrupted(deps: ProcessorDeps, data: CompletionJob, publishe
  * cancelled before it started ends at once, as cancelled, without calling the upstream.
  */
 async function runRequest(deps: ProcessorDeps, data: CompletionJob, rerun: boolean, signal: AbortSignal): Promise<void> {
-  const log = rerun ? await readEventLog(deps.redis, deps.keys, data.tenantId, data.requestId) : null;
+  const runner = runnerOf(data);
+  const log = rerun ? await readEventLog(deps.redis, deps.keys, data, runner.readChunk) : null;
   if (log?.finished) return;
   // An idempotent request's events are its stored response: they live as long as its key. Other
   // requests' events only serve gap repair, which needs them until shortly after the last one.
   const ttlMs = data.idempotencyKey ? IDEMPOTENCY_TTL_MS : deps.eventsTtlMs;
   const finalTtlMs = data.idempotencyKey ? IDEMPOTENCY_TTL_MS : deps.finishedEventsTtlMs;
   const publisher = new EventPublisher({ redis: deps.redis, keys: deps.keys, tenantId: data.tenantId, requestId: data.requestId, channel: data.replyChannel, ttlMs, finalTtlMs, lastSeq: log?.lastSeq ?? 0 });
-  if (log?.sentChunks) return endInterrupted(deps, data, publisher, log);
-  const trace: RunTrace = { target: null, attempts: 0, text: '', reported: null, firstChunkAt: null };
-  const ctx: RunContext = { data, deps, publisher, signal, startedAt: Date.now(), trace };
+  const trace: RunTrace = { target: null, attempts: log?.sentChunks ? 1 : 0, text: '', reported: null, firstChunkAt: null };
+  const run = requestRun(deps, data, runner, publisher, trace);
+  if (log?.sentChunks) return endInterrupted(deps, run, log);
   let ending: Ending;
   try {
     if (signal.aborted) throw signal.reason;
-    const final = data.stream ? await runStream(ctx) : await runCompletion(ctx);
-    ending = { status: 'succeeded', error: null, final };
+    ending = { status: 'succeeded', error: null, final: await runner.run(runContext(deps, run, signal)) };
   } catch (error) {
     if (signal.aborted) {
       ending = { status: 'cancelled', error: new ClientClosedRequestError(), final: null };
@@ -117,7 +169,7 @@ async function runRequest(deps: ProcessorDeps, data: CompletionJob, rerun: boole
       ending = { status: 'failed', error: failure(deps, data, trace, error), final: null };
     }
   }
-  await finish(deps, ctx, ending);
+  await finish(deps, run, ending);
 }
 
 /**
@@ -130,15 +182,12 @@ export function createCompletionProcessor(deps: ProcessorDeps) {
     if (!signal) throw new Error('BullMQ passed no abort signal; cancellation would not reach the upstream call');
     const rerun = job.attemptsStarted > 1;
     const { requests } = job.data;
-    // A request of a shared job whose client left while the job waited is marked on its shard (a job of one is removed instead).
-    if (requests.length > 1) {
-      // Unreadable marks must not fail the whole job: the broadcast still reaches a running request.
-      const marks = await deps.redis.zmscore(deps.keys.cancelled(deps.keys.shardOf(requests[0]!.tenantId)), ...requests.map((data) => data.requestId)).catch((error: unknown) => {
-        deps.log.warn({ err: error, jobId: job.id }, 'reading the cancellation marks failed; running every request of the job');
-        return [];
-      });
-      for (const [i, data] of requests.entries()) if (marks[i] !== null && marks[i] !== undefined) deps.cancellations.cancel(data.requestId);
-    }
+    // Unreadable marks must not fail the whole job: the broadcast still reaches a running request.
+    const cancelled = await cancelledWhileQueued(deps.redis, deps.keys, requests).catch((error: unknown) => {
+      deps.log.warn({ err: error, jobId: job.id }, 'reading the cancellation marks failed; running every request of the job');
+      return [];
+    });
+    for (const requestId of cancelled) deps.cancellations.cancel(requestId);
     const runs = requests.map(async (data) => {
       try {
         await runRequest(deps, data, rerun, deps.cancellations.start(data.requestId, signal));

@@ -8,9 +8,9 @@ import { assertNoEviction, boundedWait, closeRedis, connectRedis } from '../src/
 import { defineScripts } from '../src/redis/scripts.ts';
 import { createProviderRegistry } from '../src/providers/registry.ts';
 import type { CompletionBatch } from '../src/queue/completion-job.ts';
-import { Cancellations } from './cancellations.ts';
+import { Cancellations } from '../src/events/cancellations.ts';
 import { createCompletionProcessor } from './completion-processor.ts';
-import { listenForCancellations } from './cancel-listener.ts';
+import { listenForCancellations } from '../src/events/cancel-listener.ts';
 import { Outbox } from '../src/outbox/outbox.ts';
 import { OutboxDrainer } from '../src/outbox/drainer.ts';
 import { createStore } from '../src/store/create-store.ts';

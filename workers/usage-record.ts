@@ -3,8 +3,8 @@ import type { CatalogModel } from '../src/catalog/schema.ts';
 import { costMicros } from '../src/catalog/pricing.ts';
 import type { UsageRecord, UsageStatus } from '../src/store/repository.ts';
 import type { Usage } from '../src/wire/openai-chat.ts';
-import type { UsageSource } from './usage.ts';
-import type { RunTrace } from './run-completion.ts';
+import type { ResolvedUsage } from '../src/operations/usage.ts';
+import type { RunTrace } from '../src/operations/runner.ts';
 
 const NO_USAGE: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
 
@@ -15,7 +15,7 @@ const NO_USAGE: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 
 export function buildUsageRecord(
   data: CompletionJob,
   trace: RunTrace,
-  outcome: { status: UsageStatus; errorCode: string | null; usage: { usage: Usage; source: UsageSource } | null; startedAt: number; endedAt: number },
+  outcome: { status: UsageStatus; errorCode: string | null; usage: ResolvedUsage | null; startedAt: number; endedAt: number },
   models: Readonly<Record<string, CatalogModel>>,
 ): UsageRecord {
   const alias = trace.target?.alias ?? data.candidates[0] ?? data.requestedModel;

@@ -194,9 +194,9 @@ export class RateLimitExceededError extends GatewayError {
 /** 422 `pii_detected`: the tenant's policy blocks a category found; names categories and messages, never values. */
 export class PiiDetectedError extends GatewayError {
   readonly categories: string[];
-  constructor(categories: string[], messageIndexes: number[]) {
-    const where = messageIndexes.map((i) => `messages[${i}]`).join(', ');
-    super(422, 'invalid_request_error', 'pii_detected', `The request contains personal or secret data this tenant's policy blocks (${categories.join(', ')}) in ${where}.`, { param: `messages[${messageIndexes[0] ?? 0}].content` });
+  /** `params`: where the data is, as the client names the fields (`messages[2].content`, `input[0]`…). */
+  constructor(categories: string[], params: string[]) {
+    super(422, 'invalid_request_error', 'pii_detected', `The request contains personal or secret data this tenant's policy blocks (${categories.join(', ')}) in ${params.join(', ')}.`, { param: params[0] ?? null });
     this.categories = categories;
   }
 }

@@ -4,7 +4,7 @@ import { PromptNotFoundError } from '../store/repository.ts';
 import type { CatalogFile } from '../catalog/schema.ts';
 import { candidatesOf } from '../catalog/load-catalog.ts';
 import { InvalidValueError, ModelNotFoundError, UnknownPromptError } from '../errors/gateway-error.ts';
-import { ChatCompletionRequestSchema } from '../chat/request-schema.ts';
+import { ChatCompletionRequestSchema } from '../operations/chat/request-schema.ts';
 import { auditEvent, type AuditSink } from '../audit/audit-event.ts';
 import { templateVariables } from './template.ts';
 

@@ -1,8 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ChatRequestSchema } from '../wire/openai-chat.ts';
 
-/** What the web tier hands a worker for one completion. */
-export const CompletionJobSchema = Type.Object({
+/** What the web tier hands a worker for one request, whatever its operation. */
+const JobCommonSchema = Type.Object({
   requestId: Type.String(),
   tenantId: Type.String(),
   keyId: Type.String(),
@@ -12,11 +12,7 @@ export const CompletionJobSchema = Type.Object({
   requestedModel: Type.String(),
   /** Catalog aliases to try in order; the first that answers is the `model` of the response. */
   candidates: Type.Array(Type.String(), { minItems: 1 }),
-  /** The OpenAI chat request to forward, without model/stream/stream_options. */
-  body: ChatRequestSchema,
   stream: Type.Boolean(),
-  /** The client asked for `stream_options.include_usage`. */
-  includeUsage: Type.Boolean(),
   /** Prompt tokens when the web tier had to count them; the worker counts them itself otherwise. */
   promptTokens: Type.Optional(Type.Integer({ minimum: 0 })),
   enqueuedAt: Type.Number(),
@@ -32,17 +28,37 @@ export const CompletionJobSchema = Type.Object({
   budgetKeys: Type.Array(Type.String()),
 });
 
-/** Data of a completion job. */
-export type CompletionJob = Static<typeof CompletionJobSchema>;
-
-/**
- * What one BullMQ job carries: one or more requests of one queue shard. BullMQ's add, fetch and
- * finish cost Redis far more per job than the gateway's own steps per request, so under load the
- * web tier sends the requests that arrive together as one job (src/chat/job-batcher.ts).
- */
-export const CompletionBatchSchema = Type.Object({
-  requests: Type.Array(CompletionJobSchema, { minItems: 1 }),
+/** A chat completion: the OpenAI chat request to forward, without model/stream/stream_options. */
+const ChatPayloadSchema = Type.Object({
+  operation: Type.Literal('chat'),
+  body: ChatRequestSchema,
+  /** The client asked for `stream_options.include_usage`. */
+  includeUsage: Type.Boolean(),
 });
 
-/** Data of a completion batch job. */
-export type CompletionBatch = Static<typeof CompletionBatchSchema>;
+/**
+ * What differs by operation: its name, which picks the worker's run function
+ * (src/operations/runners.ts), and the body in the client's own dialect.
+ */
+export const JobPayloadSchema = Type.Union([ChatPayloadSchema]);
+
+/** The operation-specific part of a job. */
+export type JobPayload = Static<typeof JobPayloadSchema>;
+
+/** The operations a job can carry. */
+export type OperationName = JobPayload['operation'];
+
+/** Data of one request's job. */
+export type CompletionJob = Static<typeof JobCommonSchema> & JobPayload;
+
+/** The job of one operation. */
+export type JobOf<N extends OperationName> = Extract<CompletionJob, { operation: N }>;
+
+/**
+ * Data of a BullMQ job: one or more requests of one queue shard. BullMQ's add, fetch and
+ * finish cost Redis far more per job than the gateway's own steps per request, so under load the
+ * web tier sends the requests that arrive together as one job (src/queue/job-batcher.ts).
+ */
+export interface CompletionBatch {
+  requests: CompletionJob[];
+}

@@ -137,7 +137,7 @@ export const ResponseFormatSchema = Type.Object(
 /**
  * The fields of a chat request that the gateway reads or translates; every other OpenAI
  * parameter is accepted as sent and forwarded to OpenAI-compatible upstreams. (`model`,
- * `stream` and `stream_options` are the door's: see src/chat/request-schema.ts.)
+ * `stream` and `stream_options` are the door's: see src/operations/chat/request-schema.ts.)
  */
 export const ChatRequestFields = {
   messages: Type.Array(ChatMessageSchema, { minItems: 1 }),

@@ -1,5 +1,5 @@
 /**
- * Several requests in one queue job (src/chat/job-batcher.ts), end to end: each keeps its own
+ * Several requests in one queue job (src/queue/job-batcher.ts), end to end: each keeps its own
  * answer, cancellation, settlement and usage record. A gather window makes the sharing certain.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

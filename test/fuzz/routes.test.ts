@@ -13,7 +13,7 @@ import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.t
 import { startGateway, workerOpsUrl, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';
 import { MAX_JSON_DEPTH } from '../../src/plugins/request-bounds.ts';
-import { MAX_PASSTHROUGH_BYTES } from '../../src/chat/passthrough-size.ts';
+import { MAX_PASSTHROUGH_BYTES } from '../../src/operations/chat/passthrough-size.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261124);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 500);

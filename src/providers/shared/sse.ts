@@ -122,6 +122,11 @@ export function formatSseData(json: string, id?: string): string {
   return id === undefined ? `${data}\n\n` : `id: ${id}\n${data}\n\n`;
 }
 
+/** One outgoing named event (`event:` then its `data:` frame), as Anthropic's and the Responses API's streams send them. */
+export function formatSseEvent(name: string, json: string, id?: string): string {
+  return `event: ${name}\n${formatSseData(json, id)}`;
+}
+
 function parseJson(data: string): unknown {
   try {
     return JSON.parse(data);

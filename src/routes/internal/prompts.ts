@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { PromptNameSchema } from '../../chat/request-schema.ts';
+import { PromptNameSchema } from '../../operations/chat/request-schema.ts';
 import { UnknownPromptError } from '../../errors/gateway-error.ts';
 import { MAX_STORED_INTEGER } from '../../store/limits.ts';
 import { activatePromptVersion, createPromptVersion, promptVersionJson, PromptVersionInputSchema, type PromptAdminDeps } from '../../prompts/prompt-admin.ts';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { PromptNameSchema } from '../../chat/request-schema.ts';
+import { PromptNameSchema } from '../../operations/chat/request-schema.ts';
 import { UnknownPromptError } from '../../errors/gateway-error.ts';
 import type { PromptCache } from '../../prompts/prompt-cache.ts';
 import { promptVersionJson } from '../../prompts/prompt-admin.ts';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { JobBatcher, jobPriority, type BatchingPolicy } from '../../../src/chat/job-batcher.ts';
+import { JobBatcher, jobPriority, type BatchingPolicy } from '../../../src/queue/job-batcher.ts';
 import { createRedisKeys, COMPLETION_QUEUE } from '../../../src/redis/keys.ts';
 import type { CompletionBatch, CompletionJob } from '../../../src/queue/completion-job.ts';
 import { deletePrefix, TEST_REDIS_URL } from '../../helpers/gateway-processes.ts';
@@ -27,6 +27,7 @@ afterAll(async () => {
 let requestNumber = 0;
 function request(tenantId: string): CompletionJob {
   return {
+    operation: 'chat',
     requestId: `req_${++requestNumber}_${randomBytes(3).toString('hex')}`,
     tenantId,
     keyId: 'key_1',

@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { readdirSync } from 'node:fs';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { ModelOf } from '../../../../src/catalog/schema.ts';
-import { ChatCompletionRequestSchema } from '../../../../src/chat/request-schema.ts';
+import { ChatCompletionRequestSchema } from '../../../../src/operations/chat/request-schema.ts';
 import { GatewayError, InvalidValueError, UnsupportedParameterError } from '../../../../src/errors/gateway-error.ts';
 import { anthropicDescriptor } from '../../../../src/providers/anthropic/descriptor.ts';
 import { buildAnthropicBody, buildAnthropicRequest } from '../../../../src/providers/anthropic/request.ts';

@@ -1,0 +1,67 @@
+import type { CompletionEvent } from './completion-events.ts';
+
+/** Buffers a request's events until the relay reads them; ends after a terminal event or close(). */
+export class EventQueue implements AsyncIterable<CompletionEvent> {
+  readonly #buffer: CompletionEvent[] = [];
+  #waiter: ((event: CompletionEvent | null) => void) | null = null;
+  #closed = false;
+  #bufferedBytes = 0;
+  /** Called after an event is buffered because the reader is busy (a relay watching its memory). */
+  onBuffered: (() => void) | null = null;
+
+  /** Adds an event (ignored once closed). */
+  push(event: CompletionEvent): void {
+    if (this.#closed) return;
+    if (this.#waiter) {
+      const waiter = this.#waiter;
+      this.#waiter = null;
+      waiter(event);
+    } else {
+      this.#buffer.push(event);
+      this.#bufferedBytes += event.payload.length;
+      this.onBuffered?.();
+    }
+  }
+
+  /** The payload characters of the events waiting for the reader. */
+  get bufferedBytes(): number {
+    return this.#bufferedBytes;
+  }
+
+  /** Ends iteration: a waiting reader gets null. */
+  close(): void {
+    this.#closed = true;
+    this.#waiter?.(null);
+    this.#waiter = null;
+  }
+
+  /** Every event already buffered, at once (so a relay can write them in one call). */
+  takeBuffered(): CompletionEvent[] {
+    this.#bufferedBytes = 0;
+    return this.#buffer.splice(0);
+  }
+
+  /** The next event, or null once closed and drained. */
+  next(): Promise<CompletionEvent | null> {
+    const buffered = this.#buffer.shift();
+    if (buffered) {
+      this.#bufferedBytes -= buffered.payload.length;
+      return Promise.resolve(buffered);
+    }
+    if (this.#closed) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      this.#waiter = resolve;
+    });
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<CompletionEvent> {
+    for (let event = await this.next(); event; event = await this.next()) yield event;
+  }
+}
+
+/** One request in flight, as a relay reads it: its events, and a way to give it up. */
+export interface Dispatch {
+  events: EventQueue;
+  /** The client went away: remove the waiting job, or abort the running one (a resumable one only stops relaying). */
+  cancel(): void;
+}

@@ -1,0 +1,45 @@
+/** POST /v1/chat/completions as an operation: named prompts, the chat body, `data:` framing. */
+import { promptTokensUpperBound } from '../../catalog/tokens.ts';
+import type { ChatMessage } from '../../wire/openai-chat.ts';
+import { openAiDataFraming } from '../../relay/sse-framing.ts';
+import type { TextReplacer, WebOperation } from '../operation.ts';
+import type { ChatCompletionBody, ChatCompletionRequest } from './request-schema.ts';
+import { requestShape } from './request-shape.ts';
+import { checkPassthroughSize } from './passthrough-size.ts';
+import { resolvePrompt } from './resolve-prompt.ts';
+import { requestedOutput, resolveModel } from './resolve-model.ts';
+import { forwardedChat } from './forwarded.ts';
+
+/** Each text of the messages through `replace`: string contents and text parts. */
+export function mapMessageTexts(messages: ChatMessage[], replace: TextReplacer, at = (i: number) => `messages[${i}]`): ChatMessage[] {
+  return messages.map((message, i) => {
+    const { content } = message;
+    if (typeof content === 'string') return { ...message, content: replace(content, `${at(i)}.content`) };
+    if (!Array.isArray(content)) return message;
+    return { ...message, content: content.map((part, j) => (typeof part.text === 'string' ? { ...part, text: replace(part.text, `${at(i)}.content[${j}].text`) } : part)) };
+  });
+}
+
+/** The chat completion operation; a named prompt's request is resolved to its registered model and messages. */
+export const chatOperation: WebOperation<ChatCompletionBody, ChatCompletionRequest> = {
+  name: 'chat',
+  path: '/v1/chat/completions',
+  framing: openAiDataFraming,
+  async plan(body, context) {
+    checkPassthroughSize(body);
+    const { request, prompt } = await resolvePrompt(context.prompts, context.tenantId, body, requestShape(body));
+    const resolved = resolveModel(context.catalog, request);
+    return {
+      body: request,
+      requestedModel: request.model,
+      candidates: resolved.candidates,
+      promptTokens: resolved.promptTokens,
+      promptBytes: promptTokensUpperBound(request.messages),
+      maxOutputTokens: requestedOutput(request),
+      stream: request.stream === true,
+      prompt,
+    };
+  },
+  mapTexts: (body, replace) => ({ ...body, messages: mapMessageTexts(body.messages, replace) }),
+  jobPayload: (body) => ({ operation: 'chat', body: forwardedChat(body), includeUsage: body.stream === true && body.stream_options?.include_usage === true }),
+};

@@ -1,0 +1,69 @@
+/**
+ * The operation seam, worker half: how a job of each operation runs. The processor
+ * (workers/completion-processor.ts) does what every operation shares (re-runs, cancellation, the
+ * usage record, settlement, the last event); a runner calls the providers and emits the events in
+ * its client's dialect.
+ */
+import type { ProviderRegistry } from '../providers/registry.ts';
+import type { ProviderTarget } from '../providers/types.ts';
+import type { CompletionJob } from '../queue/completion-job.ts';
+import type { Usage } from '../wire/openai-chat.ts';
+import type { ResolvedUsage } from './usage.ts';
+
+/** The outcome of a call that succeeded on some candidate. */
+export interface CallOutcome<T> {
+  value: T;
+  target: ProviderTarget;
+}
+
+/** What a run learned, successful or not: what the usage record is made of. */
+export interface RunTrace {
+  /** The candidate tried last (the one that answered, on success). */
+  target: ProviderTarget | null;
+  attempts: number;
+  /** What the model produced so far, as countable text; for streams, what reached the client. */
+  text: string;
+  /** The provider's own counts, in OpenAI's terms. */
+  reported: Usage | null;
+  firstChunkAt: number | null;
+}
+
+/** One request's run: its job, the worker's providers, its abort signal and trace. */
+export interface RunContext<Job extends CompletionJob = CompletionJob> {
+  readonly data: Job;
+  readonly providers: ProviderRegistry;
+  readonly signal: AbortSignal;
+  readonly trace: RunTrace;
+  /**
+   * Calls the job's candidates in order, each with the worker's retries, within the request's
+   * retry budget (`timeoutMs`: what is left of it); `mayRetry` is asked before each retry.
+   */
+  attempt<T>(call: (target: ProviderTarget, timeoutMs: number) => Promise<T>, mayRetry: () => boolean): Promise<CallOutcome<T>>;
+  /** Sends one streamed event, exactly as the client reads it. */
+  emit(payload: string): void;
+  /** The usage so far: the provider's counts, else the tokenizer's. */
+  usage(): ResolvedUsage;
+}
+
+/** The event that ends a successful run: the whole answer (`result`), or the end of a stream (`done`). */
+export interface FinalEvent {
+  type: 'result' | 'done';
+  payload: string;
+}
+
+/** What an event already sent carried, for a re-run that must end an interrupted stream. */
+export interface SentChunk {
+  /** Its countable text. */
+  text: string;
+  /** The catalog alias that produced it, when the event says. */
+  model: string | null;
+}
+
+/** One operation as the worker runs it. */
+export interface OperationRunner<Job extends CompletionJob> {
+  run(ctx: RunContext<Job>): Promise<FinalEvent>;
+  /** The prompt's tokens by the tokenizer, for a provider that reports none. */
+  countPrompt(data: Job): number;
+  /** What one of its streamed events carried. */
+  readChunk(payload: string): SentChunk;
+}

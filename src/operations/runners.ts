@@ -1,0 +1,9 @@
+/** Every operation's worker half, by name: the job's `operation` picks one. */
+import type { JobOf, OperationName } from '../queue/completion-job.ts';
+import type { OperationRunner } from './runner.ts';
+import { chatRunner } from './chat/run.ts';
+
+/** A mapped type, so that an operation without a runner does not compile. */
+export const RUNNERS: { [N in OperationName]: OperationRunner<JobOf<N>> } = {
+  chat: chatRunner,
+};
