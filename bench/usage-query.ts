@@ -56,6 +56,7 @@ function usageRecord(from: number, spanMs: number): UsageRecord {
     tenantId,
     keyId: `key_${Math.floor(random() * 20)}`,
     feature: pick(FEATURES),
+    operation: 'chat',
     requestedModel: model,
     model,
     provider: model === 'fast' ? 'simulator' : 'openai',

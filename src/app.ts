@@ -13,6 +13,8 @@ import { clientErrorHandler, errorsPlugin, frameworkErrorHandler } from './plugi
 import { authPlugin } from './plugins/auth.ts';
 import { requestBoundsPlugin } from './plugins/request-bounds.ts';
 import { chatCompletionsRoutes } from './routes/v1/chat-completions.ts';
+import { embeddingsRoutes } from './routes/v1/embeddings.ts';
+import { modelRoutes } from './routes/v1/models.ts';
 import { healthRoutes } from './routes/health.ts';
 import { promptRoutes } from './routes/v1/prompts.ts';
 import { usageRoutes } from './routes/v1/usage.ts';
@@ -26,6 +28,8 @@ export interface AppDeps {
   log: Logger;
   authenticator: Authenticator;
   completion: CompletionServices;
+  /** When the catalog was written (Unix seconds): the `created` of every model in /v1/models. */
+  catalogCreated: number;
   repository: Repository;
   promptAdmin: PromptAdminDeps;
   budgetAdmin: BudgetAdminDeps;
@@ -79,6 +83,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(authPlugin, { authenticator: deps.authenticator, audit: deps.audit, operatorTenant: env.OPERATOR_TENANT });
   await app.register(healthRoutes, { ready: deps.ready });
   await app.register(chatCompletionsRoutes, { services: deps.completion, bodyLimit: env.BODY_LIMIT_BYTES });
+  await app.register(embeddingsRoutes, { services: deps.completion, bodyLimit: env.BODY_LIMIT_BYTES });
+  await app.register(modelRoutes, { catalog: deps.completion.catalog, created: deps.catalogCreated });
   await app.register(promptRoutes, { prompts: deps.completion.prompts });
   await app.register(usageRoutes, { usage: deps.repository.usage });
   await app.register(budgetRoutes, { ledger: deps.completion.ledger, settings: deps.completion.settings });

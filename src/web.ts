@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { Queue } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -122,6 +123,8 @@ export async function startWebTier(config: Config, log: Logger): Promise<WebTier
     log,
     authenticator: new Authenticator(new ApiKeyAuthenticator(repository, env.KEY_CACHE_TTL_MS), jwt),
     completion,
+    // The file's time, not the process's: every web process lists the same `created`.
+    catalogCreated: Math.floor((await stat(env.CATALOG)).mtimeMs / 1000),
     repository,
     promptAdmin,
     budgetAdmin,

@@ -53,7 +53,8 @@ type Ending = { status: UsageStatus; error: null; final: FinalEvent } | { status
  * seconds must not lose the record, the settlement or the answer.
  */
 async function finish(deps: ProcessorDeps, ctx: RequestRun, ending: Ending): Promise<void> {
-  const produced = ctx.trace.text !== '' || ctx.trace.reported !== null;
+  // An answer costs its prompt even when it produced no text (embeddings, an empty completion).
+  const produced = ending.status === 'succeeded' || ctx.trace.text !== '' || ctx.trace.reported !== null;
   const usage = produced ? ctx.usage() : null;
   // A cancelled request's error is never read; its record says only that it was cancelled.
   const errorCode = ending.status === 'cancelled' ? null : (ending.error?.code ?? null);

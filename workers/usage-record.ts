@@ -26,6 +26,7 @@ export function buildUsageRecord(
     tenantId: data.tenantId,
     keyId: data.keyId,
     feature: data.feature,
+    operation: data.operation,
     requestedModel: data.requestedModel,
     model: alias,
     provider: trace.target?.provider ?? model?.provider ?? 'unknown',

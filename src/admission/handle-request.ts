@@ -44,9 +44,6 @@ export interface CompletionServices {
   audit: AuditSink;
 }
 
-// Without running the tokenizer, a prompt's tokens for rate limiting are its bytes / 4 (the usual ratio for English).
-const BYTES_PER_TOKEN = 4;
-
 function relay(request: FastifyRequest, reply: FastifyReply, dispatch: Dispatch, stream: boolean, framing: SseFraming, services: CompletionServices) {
   reply.raw.once('close', () => {
     if (!reply.raw.writableFinished) dispatch.cancel();
@@ -102,7 +99,7 @@ export async function handleRequest<Body, Planned>(services: CompletionServices,
   const lastEventId = readLastEventId(headers['last-event-id']);
   const plan = await operation.plan(body, { catalog: services.catalog, prompts: services.prompts, tenantId: principal.tenantId, headers });
   const settings = await services.settings.get(principal.tenantId);
-  const promptTokens = plan.promptTokens ?? Math.ceil(plan.promptBytes / BYTES_PER_TOKEN);
+  const promptTokens = plan.promptTokens ?? plan.promptEstimate;
   const pii = screenPii(services, request, settings.pii, operation, plan.body);
   const estimateMicros = estimateCostMicros(plan.candidates, promptTokens, plan.maxOutputTokens);
   const admission = await admitOrGiveBack(services, request, {

@@ -7,6 +7,10 @@ import { PermissionDeniedError } from '../errors/gateway-error.ts';
  */
 export const PERMISSIONS = {
   'chat.create': { roles: ['admin', 'developer', 'app'], describe: 'create chat completions' },
+  'embeddings.create': { roles: ['admin', 'developer', 'app'], describe: 'create embeddings' },
+  'messages.create': { roles: ['admin', 'developer', 'app'], describe: 'create messages' },
+  'responses.create': { roles: ['admin', 'developer', 'app'], describe: 'create responses' },
+  'models.read': { roles: ['admin', 'developer', 'app'], describe: 'list models' },
   'prompts.read': { roles: ['admin', 'developer'], describe: 'read prompts' },
   'usage.read': { roles: ['admin', 'developer', 'auditor'], describe: 'read usage' },
   'budgets.read': { roles: ['admin', 'developer', 'auditor'], describe: 'read budgets' },

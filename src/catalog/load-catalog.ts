@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml } from 'yaml';
-import { ALIAS_PATTERN, MODEL_SCHEMAS, TIER_ALIASES, TiersSchema, type CatalogFile, type CatalogModel } from './schema.ts';
+import { ALIAS_PATTERN, MODEL_SCHEMAS, TIER_ALIASES, TiersSchema, type CatalogFile, type CatalogModel, type CatalogModelSchema } from './schema.ts';
 import { PROVIDER_DESCRIPTORS, descriptorOf, type ProviderName } from '../providers/descriptors.ts';
 
 /** Thrown when the catalog file is unreadable or invalid; the message names the file and the field. */
@@ -46,6 +46,21 @@ function validateModel(path: string, alias: string, model: { provider: string })
   throw new CatalogError(`Catalog ${path}: /models/${alias}${first.path} ${first.message}.`);
 }
 
+/**
+ * What the schema cannot say: a chat model names its output limit and price, an embeddings model's
+ * provider can embed. An embeddings model produces no tokens: its output fields become 0.
+ */
+function normalizeModel(path: string, alias: string, model: Static<typeof CatalogModelSchema>): CatalogModel {
+  if (model.mode === 'embeddings') {
+    if (!descriptorOf(model.provider).capabilities.embed) throw new CatalogError(`Catalog ${path}: /models/${alias}/mode: provider ${model.provider} has no embeddings.`);
+    return { ...model, max_output_tokens: model.max_output_tokens ?? 0, output_price_per_mtok: model.output_price_per_mtok ?? 0 };
+  }
+  for (const field of ['max_output_tokens', 'output_price_per_mtok'] as const) {
+    if (model[field] === undefined) throw new CatalogError(`Catalog ${path}: /models/${alias}/${field} is required for a chat model.`);
+  }
+  return model as CatalogModel;
+}
+
 function validate(path: string, data: unknown): CatalogFile {
   const first = Value.Errors(CatalogOutlineSchema, data).First();
   if (first) throw new CatalogError(`Catalog ${path}: ${first.path || '/'} ${first.message}.`);
@@ -56,11 +71,15 @@ function validate(path: string, data: unknown): CatalogFile {
     }
     validateModel(path, alias, model);
   }
+  const models: Record<string, CatalogModel> = {};
+  for (const [alias, model] of Object.entries(outline.models)) models[alias] = normalizeModel(path, alias, model as Static<typeof CatalogModelSchema>);
   for (const tier of TIER_ALIASES) {
     const missing = outline.tiers[tier].find((alias) => !Object.hasOwn(outline.models, alias));
     if (missing) throw new CatalogError(`Catalog ${path}: /tiers/${tier} names '${missing}', which is not in /models.`);
+    const embeddings = outline.tiers[tier].find((alias) => models[alias]?.mode === 'embeddings');
+    if (embeddings) throw new CatalogError(`Catalog ${path}: /tiers/${tier} names '${embeddings}', an embeddings model; tiers are chat models.`);
   }
-  return data as CatalogFile;
+  return { models, tiers: outline.tiers };
 }
 
 /** Reads and validates a catalog file (JSON, or YAML by its .yaml/.yml extension). */

@@ -63,3 +63,11 @@ export function promptTokensUpperBound(messages: readonly CountableMessage[]): n
   }
   return total;
 }
+
+// The usual ratio of English text.
+const BYTES_PER_TOKEN = 4;
+
+/** Tokens as estimated from UTF-8 bytes without the tokenizer (for rate limits and reservations). */
+export function estimateTokens(bytes: number): number {
+  return Math.ceil(bytes / BYTES_PER_TOKEN);
+}

@@ -148,6 +148,18 @@ export class ModelNotFoundError extends GatewayError {
   }
 }
 
+/**
+ * 400 `unsupported_model`: the alias serves another kind of request (a chat model asked for
+ * embeddings, an embeddings model asked for a completion).
+ */
+export class WrongModelModeError extends GatewayError {
+  constructor(model: string, mode: 'chat' | 'embeddings', route: string) {
+    const is = mode === 'embeddings' ? 'an embeddings model' : 'a chat model';
+    const needs = mode === 'embeddings' ? 'a chat model' : "an embeddings model (catalog mode 'embeddings')";
+    super(400, 'invalid_request_error', 'unsupported_model', `The model '${model}' is ${is}; ${route} needs ${needs}.`, { param: 'model' });
+  }
+}
+
 /** 400 `model_selection_unavailable`: `"model": "auto"` is planned, not available. */
 export class AutoModelUnavailableError extends GatewayError {
   constructor() {
@@ -213,6 +225,13 @@ export class UnsupportedParameterError extends GatewayError {
 export class ContextLengthExceededError extends GatewayError {
   constructor(model: string, promptTokens: number, maxTokens: number, window: number) {
     super(422, 'invalid_request_error', 'context_length_exceeded', `The prompt (${promptTokens} tokens) plus max_tokens (${maxTokens}) exceeds the context window of '${model}' (${window} tokens).`, { param: 'messages' });
+  }
+}
+
+/** 422 `context_length_exceeded`: one input of an embeddings request is longer than the model takes. */
+export class InputTooLongError extends GatewayError {
+  constructor(model: string, param: string, tokens: number, window: number) {
+    super(422, 'invalid_request_error', 'context_length_exceeded', `'${param}' (${tokens} tokens) exceeds the input length of '${model}' (${window} tokens).`, { param });
   }
 }
 

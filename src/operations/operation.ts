@@ -29,10 +29,10 @@ export interface RequestPlan<Body> {
   requestedModel: string;
   /** The catalog models that can serve it, in order. */
   candidates: CatalogEntry[];
-  /** Prompt tokens, when they had to be counted; otherwise `promptBytes` bounds them. */
+  /** Prompt tokens, when they had to be counted (the worker then need not count them again). */
   promptTokens: number | undefined;
-  /** The UTF-8 bytes of what the prompt counts: an upper bound on its tokens. */
-  promptBytes: number;
+  /** Prompt tokens as estimated without the tokenizer: what rate limits and the budget charge when they were not counted. */
+  promptEstimate: number;
   /** The output tokens the client allows; null: the model's own maximum. */
   maxOutputTokens: number | null;
   stream: boolean;

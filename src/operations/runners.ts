@@ -2,8 +2,10 @@
 import type { JobOf, OperationName } from '../queue/completion-job.ts';
 import type { OperationRunner } from './runner.ts';
 import { chatRunner } from './chat/run.ts';
+import { embeddingsRunner } from './embeddings/run.ts';
 
 /** A mapped type, so that an operation without a runner does not compile. */
 export const RUNNERS: { [N in OperationName]: OperationRunner<JobOf<N>> } = {
   chat: chatRunner,
+  embeddings: embeddingsRunner,
 };

@@ -10,13 +10,13 @@ export function encodeOutboxRecord(record: OutboxRecord): string {
   return JSON.stringify(record);
 }
 
-// A record queued by a gateway older than the token details has none; the store wants numbers.
-const NO_TOKEN_DETAILS = { cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 } as const;
+// A record queued by a gateway older than the token details or the operations has none; the store wants them.
+const OLDER_RECORD_DEFAULTS = { operation: 'chat', cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 } as const;
 
 /** Parses a record written by encodeOutboxRecord, reviving its dates. */
 export function decodeOutboxRecord(text: string): OutboxRecord {
   const parsed = JSON.parse(text) as OutboxRecord;
-  if (parsed.kind === 'usage') parsed.record = { ...NO_TOKEN_DETAILS, ...parsed.record, createdAt: new Date(parsed.record.createdAt) };
+  if (parsed.kind === 'usage') parsed.record = { ...OLDER_RECORD_DEFAULTS, ...parsed.record, createdAt: new Date(parsed.record.createdAt) };
   else if (parsed.kind === 'audit') parsed.event.createdAt = new Date(parsed.event.createdAt);
   else throw new Error(`unknown outbox record kind '${(parsed as { kind: unknown }).kind}'`);
   return parsed;

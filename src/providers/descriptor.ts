@@ -1,6 +1,7 @@
 /** What a provider declares about itself; the catalog schema and the registry are built from these. */
 import { Type, type TProperties } from '@sinclair/typebox';
 import type { ChatRequest } from '../wire/openai-chat.ts';
+import type { EmbeddingsRequest } from '../wire/openai-embeddings.ts';
 
 /** Which operations a provider serves. */
 export interface ProviderCapabilities {
@@ -25,6 +26,8 @@ export interface ProviderDescriptor<Name extends string = string, Options extend
   readonly contentParts: ReadonlySet<string> | null;
   /** A value of a supported parameter that it cannot express, found before the request is queued. */
   readonly unsupported?: (request: ChatRequest) => UnsupportedUse | null;
+  /** The same for an embeddings request. */
+  readonly unsupportedEmbedding?: (request: EmbeddingsRequest) => UnsupportedUse | null;
 }
 
 /** A use of a parameter a provider cannot serve: the parameter's path and what of it. */

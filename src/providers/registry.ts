@@ -2,7 +2,8 @@
 import type { ModelOf } from '../catalog/schema.ts';
 import type { ChatCompletion, ChatCompletionChunk } from '../wire/openai-chat.ts';
 import type { ProviderName } from './descriptors.ts';
-import type { ProviderAdapter, ProviderRequest } from './types.ts';
+import type { EmbedRequest, ProviderAdapter, ProviderRequest } from './types.ts';
+import type { EmbeddingsResponse } from '../wire/openai-embeddings.ts';
 import { createUpstreamHttp, type UpstreamHttp, type UpstreamHttpOptions } from './shared/http.ts';
 import { createAnthropicAdapter } from './anthropic/index.ts';
 import { createGeminiAdapter } from './gemini/index.ts';
@@ -30,6 +31,8 @@ export interface ProviderRegistry {
   complete(request: ProviderRequest): Promise<ChatCompletion>;
   /** A streamed completion from the target's provider. */
   stream(request: ProviderRequest): AsyncIterable<ChatCompletionChunk>;
+  /** Embeddings from the target's provider (the catalog admits embeddings models only of providers that embed). */
+  embed(request: EmbedRequest): Promise<EmbeddingsResponse>;
   /** Closes the shared connection pool. */
   close(): Promise<void>;
 }
@@ -39,10 +42,15 @@ export function createProviderRegistry(options: UpstreamHttpOptions): ProviderRe
   const context: AdapterContext = { http: createUpstreamHttp(options), headersTimeoutMs: options.headersTimeoutMs };
   const adapters = new Map<string, ProviderAdapter>(Object.entries(FACTORIES).map(([name, create]) => [name, create(context) as ProviderAdapter]));
   // The map is keyed by every ProviderName (FACTORIES' type), and a target's provider is one.
-  const adapterOf = (request: ProviderRequest) => adapters.get(request.target.provider) as ProviderAdapter;
+  const adapterOf = (request: { target: ProviderRequest['target'] }) => adapters.get(request.target.provider) as ProviderAdapter;
   return {
     complete: (request) => adapterOf(request).complete(request),
     stream: (request) => adapterOf(request).stream(request),
+    embed: (request) => {
+      const { embed } = adapterOf(request);
+      if (!embed) throw new Error(`provider ${request.target.provider} has no embeddings, yet '${request.target.alias}' is an embeddings model`);
+      return embed(request);
+    },
     close: () => context.http.close(),
   };
 }

@@ -1,6 +1,7 @@
 /** The provider seam: what the worker hands an adapter, and what an adapter gives back (OpenAI's chat format). */
 import type { CatalogModel } from '../catalog/schema.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../wire/openai-chat.ts';
+import type { EmbeddingsRequest, EmbeddingsResponse } from '../wire/openai-embeddings.ts';
 
 /** Where and how to reach one upstream model, resolved from the catalog at startup. */
 export interface ProviderTarget<M extends CatalogModel = CatalogModel> {
@@ -15,13 +16,13 @@ export interface ProviderTarget<M extends CatalogModel = CatalogModel> {
 }
 
 /** One call to an upstream model. */
-export interface ProviderRequest<M extends CatalogModel = CatalogModel> {
+export interface ProviderRequest<M extends CatalogModel = CatalogModel, Body = ChatRequest> {
   target: ProviderTarget<M>;
   /**
-   * The OpenAI chat request as the client sent it, minus `model`, `stream` and `stream_options`
-   * (the adapter sets those) and minus the gateway's own fields.
+   * The OpenAI request as the client sent it, minus `model` (and for chat `stream` and
+   * `stream_options`), which the adapter sets, and minus the gateway's own fields.
    */
-  body: ChatRequest;
+  body: Body;
   signal: AbortSignal;
   /**
    * What is left of the request's retry budget: the longest this attempt may wait for the response
@@ -40,4 +41,12 @@ export interface ProviderAdapter<M extends CatalogModel = CatalogModel> {
    * including a stream that ends without its terminator.
    */
   stream(request: ProviderRequest<M>): AsyncIterable<ChatCompletionChunk>;
+  /**
+   * Embeddings, in the order of the inputs and in the encoding asked for; `usage` absent when the
+   * provider reports none. Only the providers whose descriptor says `embed` have it.
+   */
+  embed?(request: EmbedRequest<M>): Promise<EmbeddingsResponse>;
 }
+
+/** One embeddings call. */
+export type EmbedRequest<M extends CatalogModel = CatalogModel> = ProviderRequest<M, EmbeddingsRequest>;

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ChatRequestSchema } from '../wire/openai-chat.ts';
+import { EmbeddingsRequestSchema } from '../wire/openai-embeddings.ts';
 
 /** What the web tier hands a worker for one request, whatever its operation. */
 const JobCommonSchema = Type.Object({
@@ -36,11 +37,17 @@ const ChatPayloadSchema = Type.Object({
   includeUsage: Type.Boolean(),
 });
 
+/** Embeddings: the OpenAI embeddings request to forward, without model. */
+const EmbeddingsPayloadSchema = Type.Object({
+  operation: Type.Literal('embeddings'),
+  body: EmbeddingsRequestSchema,
+});
+
 /**
  * What differs by operation: its name, which picks the worker's run function
  * (src/operations/runners.ts), and the body in the client's own dialect.
  */
-export const JobPayloadSchema = Type.Union([ChatPayloadSchema]);
+export const JobPayloadSchema = Type.Union([ChatPayloadSchema, EmbeddingsPayloadSchema]);
 
 /** The operation-specific part of a job. */
 export type JobPayload = Static<typeof JobPayloadSchema>;

@@ -97,11 +97,16 @@ export interface PromptRepository {
 export type UsageStatus = 'succeeded' | 'failed' | 'cancelled';
 
 /** One request that reached the stage of calling a provider. Never holds prompt or completion text. */
+/** The operations a usage record can be of (the job's operation). */
+export type UsageOperation = 'chat' | 'embeddings' | 'messages' | 'responses';
+
 export interface UsageRecord {
   requestId: string;
   tenantId: string;
   keyId: string;
   feature: string | null;
+  /** What was asked: `chat`, `embeddings`, `messages` (Anthropic's API) or `responses`. */
+  operation: UsageOperation;
   /** The alias the client asked for (a model or a tier). */
   requestedModel: string;
   /** The catalog alias that answered (or was tried last). */

@@ -7,6 +7,7 @@ export interface UsageFields {
   tenant_id: string;
   key_id: string;
   feature: string | null;
+  operation: UsageRecord['operation'];
   requested_model: string;
   model: string;
   provider: string;
@@ -38,6 +39,7 @@ export function toUsageFields(record: UsageRecord): UsageFields {
     tenant_id: record.tenantId,
     key_id: record.keyId,
     feature: record.feature,
+    operation: record.operation,
     requested_model: record.requestedModel,
     model: record.model,
     provider: record.provider,
@@ -70,6 +72,8 @@ export function fromUsageFields(fields: UsageFields): UsageRecord {
     tenantId: fields.tenant_id,
     keyId: fields.key_id,
     feature: fields.feature ?? null,
+    // Records written before operations existed are chat completions.
+    operation: fields.operation ?? 'chat',
     requestedModel: fields.requested_model,
     model: fields.model,
     provider: fields.provider,

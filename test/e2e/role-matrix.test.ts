@@ -34,6 +34,9 @@ interface Endpoint {
 
 const ENDPOINTS: Record<string, Endpoint> = {
   'POST /v1/chat/completions': { method: 'POST', path: '/v1/chat/completions', body: { model: 'sim', messages: [{ role: 'user', content: 'hi' }] }, ok: 200 },
+  'POST /v1/embeddings': { method: 'POST', path: '/v1/embeddings', body: { model: 'sim-embed', input: 'hi' }, ok: 200 },
+  'GET /v1/models': { method: 'GET', path: '/v1/models', ok: 200 },
+  'GET /v1/models/{id}': { method: 'GET', path: '/v1/models/sim', ok: 200 },
   'GET /v1/prompts/{name}': { method: 'GET', path: '/v1/prompts/greet', ok: 200 },
   'GET /v1/usage': { method: 'GET', path: `/v1/usage?since=${today}`, ok: 200 },
   'GET /v1/budgets': { method: 'GET', path: '/v1/budgets', ok: 200 },
@@ -67,6 +70,9 @@ type Outcome = typeof Y | typeof N;
 // endpoint                                        acme:  admin developer app auditor   operator: admin developer app auditor
 const MATRIX: Array<[EndpointName, Outcome, Outcome, Outcome, Outcome, Outcome, Outcome, Outcome, Outcome]> = [
   ['POST /v1/chat/completions',                    Y, Y, Y, N,   Y, Y, Y, N],
+  ['POST /v1/embeddings',                          Y, Y, Y, N,   Y, Y, Y, N],
+  ['GET /v1/models',                               Y, Y, Y, N,   Y, Y, Y, N],
+  ['GET /v1/models/{id}',                          Y, Y, Y, N,   Y, Y, Y, N],
   ['GET /v1/prompts/{name}',                       Y, Y, N, N,   Y, Y, N, N],
   ['GET /v1/usage',                                Y, Y, N, Y,   Y, Y, N, Y],
   ['GET /v1/budgets',                              Y, Y, N, Y,   Y, Y, N, Y],

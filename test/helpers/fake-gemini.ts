@@ -1,5 +1,5 @@
 /**
- * A real loopback HTTP server speaking the Gemini API (v1beta `:generateContent` and
+ * A real loopback HTTP server speaking the Gemini API (v1beta `:batchEmbedContents`, `:generateContent` and
  * `:streamGenerateContent?alt=sse`), scriptable per call (the shared machinery is
  * test/helpers/fake-server.ts). In-process: `startGeminiUpstream()`. Standalone:
  * `node test/helpers/fake-gemini.ts --port 0` prints `{"url":…}` and is scripted over its control routes.
@@ -52,7 +52,7 @@ export const GEMINI_FIXTURE_MODEL: ModelOf<'gemini'> = {
 };
 
 const DEFAULT_TEXT = 'Hello from the fake gemini.';
-const CALL_PATH = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
+const CALL_PATH = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|batchEmbedContents)$/;
 const STATUS_NAMES: Readonly<Record<number, string>> = {
   400: 'INVALID_ARGUMENT',
   401: 'UNAUTHENTICATED',
@@ -105,6 +105,7 @@ async function respond(behaviour: GeminiBehaviour, request: RecordedRequest<Gemi
   const stream = method === 'streamGenerateContent';
   if (behaviour.kind === 'hang') return;
   if (behaviour.kind === 'status') return sendStatus(res, behaviour.status, behaviour.body ?? geminiErrorBody(behaviour.status), behaviour.headers);
+  if (method === 'batchEmbedContents') return answerEmbeddings(res, request.body, decodeURIComponent(model));
   const refusal = stream && request.query.alt !== 'sse' ? invalid('The fake Gemini streams with alt=sse only.', 'alt') : checkBody(request.body);
   if (refusal !== null) return sendJson(res, 400, refusal);
   const modelVersion = decodeURIComponent(model);
@@ -123,6 +124,30 @@ async function respond(behaviour: GeminiBehaviour, request: RecordedRequest<Gemi
       startSse(res);
       return void res.write(behaviour.afterText === undefined ? '' : geminiSse(textEvent(request, modelVersion, behaviour.afterText)), breakConnection);
   }
+}
+
+type EmbedRequest = { model?: unknown; content?: { parts?: Array<{ text?: unknown }> }; outputDimensionality?: unknown; [field: string]: unknown };
+const EMBED_FIELDS = new Set(['model', 'content', 'taskType', 'title', 'outputDimensionality']);
+
+/**
+ * `batchEmbedContents`, as strict as Gemini: each request names the path's model and holds text
+ * parts. Request i gets `[i + 1, words, 0, 0, …]` (`outputDimensionality` long, 4 by default); no token counts.
+ */
+function answerEmbeddings(res: ServerResponse, body: unknown, model: string): void {
+  const requests = (body as { requests?: unknown }).requests;
+  if (!Array.isArray(requests) || requests.length === 0) return sendJson(res, 400, invalid('requests must be a non-empty array', 'requests'));
+  const embeddings: Array<{ values: number[] }> = [];
+  for (const [i, request] of (requests as EmbedRequest[]).entries()) {
+    const unknown = Object.keys(request).find((field) => !EMBED_FIELDS.has(field));
+    if (unknown) return sendJson(res, 400, invalid(`Invalid JSON payload received. Unknown name "${unknown}" at 'requests[${i}]'`, `requests[${i}].${unknown}`));
+    if (request.model !== `models/${model}`) return sendJson(res, 400, invalid(`requests[${i}].model must be models/${model}`, `requests[${i}].model`));
+    const parts = request.content?.parts ?? [];
+    if (parts.length === 0 || !parts.every((part) => typeof part.text === 'string')) return sendJson(res, 400, invalid(`requests[${i}].content must hold text parts`, `requests[${i}].content`));
+    const text = parts.map((part) => part.text as string).join(' ');
+    const length = typeof request.outputDimensionality === 'number' ? request.outputDimensionality : 4;
+    embeddings.push({ values: Array.from({ length }, (_, j) => (j === 0 ? i + 1 : j === 1 ? text.split(/\s+/).filter(Boolean).length : 0)) });
+  }
+  sendJson(res, 200, { embeddings });
 }
 
 type Pacing = { pieceBytes?: number; pieceDelayMs?: number };

@@ -1,12 +1,12 @@
 /**
- * A real loopback HTTP server speaking OpenAI's chat completions wire format, scriptable per request
+ * A real loopback HTTP server speaking OpenAI's chat completions and embeddings wire formats, scriptable per request
  * (the shared machinery is test/helpers/fake-server.ts). In-process: `startFakeUpstream()`. Standalone:
  * `node test/helpers/fake-upstream.ts --port 0` prints `{"url":…}` and is scripted over its control routes.
  */
 import type { ServerResponse } from 'node:http';
 import { runStandalone, sendJson, sendStatus, sseEvent, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
 
-/** How the fake answers one chat completion request. */
+/** How the fake answers one request (embeddings take `ok`, with `usage: false` to report none, and the failures). */
 export type Behaviour =
   | { kind: 'ok'; text?: string; chunks?: number; usage?: boolean | Record<string, unknown> }
   | { kind: 'status'; status: number; headers?: Record<string, string>; body?: unknown }
@@ -27,14 +27,15 @@ const DEFAULT_TEXT = 'Hello from the fake upstream.';
 /** Starts the fake on 127.0.0.1 (port 0 unless given). */
 export async function startFakeUpstream(port = 0): Promise<FakeUpstream> {
   const server = await startFakeServer<Behaviour>(
-    // OpenAI's path, and Azure OpenAI's deployment path (base URL: the origin).
-    { route: (method, path) => method === 'POST' && (path === '/v1/chat/completions' || /^\/openai\/deployments\/[^/]+\/chat\/completions$/.test(path)), defaultBehaviour: { kind: 'ok' }, respond },
+    // OpenAI's paths, and Azure OpenAI's deployment paths (base URL: the origin).
+    { route: (method, path) => method === 'POST' && /^(\/v1|\/openai\/deployments\/[^/]+)\/(chat\/completions|embeddings)$/.test(path), defaultBehaviour: { kind: 'ok' }, respond },
     port,
   );
   return Object.assign(server, { url: `${server.origin}/v1` });
 }
 
 function respond(behaviour: Behaviour, request: RecordedRequest<Behaviour>, res: ServerResponse, breakConnection: () => void): void {
+  if (request.path.endsWith('/embeddings') && behaviour.kind === 'ok') return sendJson(res, 200, embeddings(request.body as EmbeddingsBody, behaviour.usage !== false));
   const body = request.body as ChatBody;
   const streaming = body.stream === true;
   switch (behaviour.kind) {
@@ -122,6 +123,24 @@ function split(text: string, chunks: number): string[] {
   const count = Math.max(1, Math.min(chunks, chars.length));
   const size = Math.ceil(chars.length / count);
   return Array.from({ length: count }, (_, i) => chars.slice(i * size, (i + 1) * size).join('')).filter((p) => p !== '');
+}
+
+type EmbeddingsBody = { model?: unknown; input: string | string[] | number[] | number[][]; dimensions?: number; encoding_format?: string };
+
+/**
+ * Vectors tests can predict: for input i, `[i + 1, words, 0, 0, …]` (`dimensions` long, 3 by
+ * default), base64 when asked; prompt tokens are the words of the texts (a token array's length).
+ */
+function embeddings(body: EmbeddingsBody, withUsage: boolean): Record<string, unknown> {
+  const items = typeof body.input === 'string' || typeof body.input[0] === 'number' ? [body.input as string | number[]] : (body.input as Array<string | number[]>);
+  const tokens = (item: string | number[]) => (typeof item === 'string' ? words(item) : item.length);
+  const data = items.map((item, index) => {
+    const vector = Array.from({ length: body.dimensions ?? 3 }, (_, j) => (j === 0 ? index + 1 : j === 1 ? tokens(item) : 0));
+    const embedding = body.encoding_format === 'base64' ? Buffer.from(new Float32Array(vector).buffer).toString('base64') : vector;
+    return { object: 'embedding', index, embedding };
+  });
+  const promptTokens = items.reduce((sum, item) => sum + tokens(item), 0);
+  return { object: 'list', data, model: String(body.model), ...(withUsage ? { usage: { prompt_tokens: promptTokens, total_tokens: promptTokens } } : {}) };
 }
 
 function errorType(status: number): string {

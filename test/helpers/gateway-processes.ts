@@ -14,7 +14,7 @@ import { createTestDatabase, type TestDatabase } from './postgres.ts';
 import { createPostgresRepository } from '../../src/store/postgres/adapter.ts';
 import { generateApiKey } from '../../src/auth/api-key-secret.ts';
 import type { Repository, Role } from '../../src/store/repository.ts';
-import type { CatalogFile } from '../../src/catalog/schema.ts';
+import type { WrittenCatalog } from '../../src/catalog/schema.ts';
 import { freePort } from './free-port.ts';
 import { createRedisKeys, type RedisKeys } from '../../src/redis/keys.ts';
 
@@ -133,7 +133,7 @@ export async function deletePrefix(redis: Redis | Cluster, prefix: string): Prom
 }
 
 /** Starts web + `workers` worker processes with the catalog and extra environment given. */
-export async function startGateway(options: { catalog: CatalogFile; env?: Record<string, string>; workers?: number; webs?: number; clusterNodes?: string }): Promise<GatewayUnderTest> {
+export async function startGateway(options: { catalog: WrittenCatalog; env?: Record<string, string>; workers?: number; webs?: number; clusterNodes?: string }): Promise<GatewayUnderTest> {
   const clusterNodes = options.clusterNodes ?? testClusterNodes();
   const database: TestDatabase = await createTestDatabase();
   const dir = await mkdtemp(join(tmpdir(), 'gw-test-'));

@@ -1,5 +1,5 @@
 /** Catalogs for tests: every model served by a loopback fake upstream or the simulator. */
-import type { CatalogFile, ModelOf } from '../../src/catalog/schema.ts';
+import type { ModelOf, WrittenCatalog } from '../../src/catalog/schema.ts';
 
 function upstreamModel(baseUrl: string, overrides: Partial<ModelOf<'openai-compatible'>> = {}): ModelOf<'openai-compatible'> {
   return {
@@ -14,8 +14,8 @@ function upstreamModel(baseUrl: string, overrides: Partial<ModelOf<'openai-compa
   };
 }
 
-/** `fake-gpt`, `fake-reasoning` (rejects temperature), `fake-tiny` (64-token window), and the simulator. */
-export function testCatalog(upstreamUrl: string, backupUrl = upstreamUrl): CatalogFile {
+/** `fake-gpt`, `fake-reasoning` (rejects temperature), `fake-tiny` (64-token window), and the simulator (chat and embeddings). */
+export function testCatalog(upstreamUrl: string, backupUrl = upstreamUrl): WrittenCatalog {
   return {
     models: {
       'fake-gpt': upstreamModel(upstreamUrl),
@@ -40,6 +40,7 @@ export function testCatalog(upstreamUrl: string, backupUrl = upstreamUrl): Catal
         output_price_per_mtok: 0.4,
         simulator: { completion_tokens: 4, latency_ms: 40 },
       },
+      'sim-embed': { provider: 'simulator', mode: 'embeddings', upstream_model: 'sim-embed-1', context_window: 8192, input_price_per_mtok: 0.02 },
     },
     tiers: {
       'svc-flash': ['fake-gpt'],

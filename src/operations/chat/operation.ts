@@ -1,5 +1,5 @@
 /** POST /v1/chat/completions as an operation: named prompts, the chat body, `data:` framing. */
-import { promptTokensUpperBound } from '../../catalog/tokens.ts';
+import { estimateTokens, promptTokensUpperBound } from '../../catalog/tokens.ts';
 import type { ChatMessage } from '../../wire/openai-chat.ts';
 import { openAiDataFraming } from '../../relay/sse-framing.ts';
 import type { TextReplacer, WebOperation } from '../operation.ts';
@@ -28,13 +28,13 @@ export const chatOperation: WebOperation<ChatCompletionBody, ChatCompletionReque
   async plan(body, context) {
     checkPassthroughSize(body);
     const { request, prompt } = await resolvePrompt(context.prompts, context.tenantId, body, requestShape(body));
-    const resolved = resolveModel(context.catalog, request);
+    const resolved = resolveModel(context.catalog, request, '/v1/chat/completions');
     return {
       body: request,
       requestedModel: request.model,
       candidates: resolved.candidates,
       promptTokens: resolved.promptTokens,
-      promptBytes: promptTokensUpperBound(request.messages),
+      promptEstimate: estimateTokens(promptTokensUpperBound(request.messages)),
       maxOutputTokens: requestedOutput(request),
       stream: request.stream === true,
       prompt,

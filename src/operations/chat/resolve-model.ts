@@ -3,6 +3,7 @@ import {
   ContextLengthExceededError,
   ModelNotFoundError,
   UnsupportedParameterError,
+  WrongModelModeError,
   type GatewayError,
 } from '../../errors/gateway-error.ts';
 import { candidatesOf, type CatalogEntry } from '../../catalog/load-catalog.ts';
@@ -35,15 +36,18 @@ function unsupported(body: ChatCompletionRequest, model: CatalogEntry): GatewayE
 }
 
 /**
- * Resolves the alias to its candidates and drops those that cannot take the request (a
+ * Resolves the alias to its candidates (chat models; `route` names the endpoint when it is not
+ * one) and drops those that cannot take the request (a
  * parameter the catalog or the provider rejects, a context window too small). When none is
  * left, the first candidate's reason is the answer: 422 `unsupported_parameter` or
  * `context_length_exceeded`.
  */
-export function resolveModel(catalog: CatalogFile, body: ChatCompletionRequest): ResolvedModel {
+export function resolveModel(catalog: CatalogFile, body: ChatCompletionRequest, route: string): ResolvedModel {
   if (body.model === 'auto') throw new AutoModelUnavailableError();
   const candidates = candidatesOf(catalog, body.model);
   if (!candidates) throw new ModelNotFoundError(body.model);
+  // Tiers are chat models only (the catalog loader sees to it): an embeddings model is an alias of its own.
+  if (candidates[0]?.mode === 'embeddings') throw new WrongModelModeError(body.model, 'embeddings', route);
   const bound = promptTokensUpperBound(body.messages);
   let promptTokens: number | undefined;
   let firstProblem: GatewayError | undefined;

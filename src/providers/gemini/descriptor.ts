@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { API_KEY_ENV_OPTION, OPTIONAL_BASE_URL_OPTION, functionRoleMessage, uploadedFilePart, type ProviderDescriptor } from '../descriptor.ts';
 import { ReasoningEffortSchema } from '../anthropic/descriptor.ts';
+import { inputTexts } from '../shared/embeddings.ts';
 
 /** Google's Gemini API (`{base_url}/v1beta/models/{model}:generateContent`), translated from and to OpenAI's chat format. */
 export const geminiDescriptor = {
@@ -36,4 +37,5 @@ export const geminiDescriptor = {
   // A refusal part can only be an assistant's earlier answer: it goes back as its text.
   contentParts: new Set(['text', 'image_url', 'input_audio', 'file', 'refusal']),
   unsupported: (request) => functionRoleMessage(request) ?? uploadedFilePart(request),
+  unsupportedEmbedding: (request) => (inputTexts(request.input) === null ? { param: 'input', detail: 'token arrays; Gemini embeds text' } : null),
 } as const satisfies ProviderDescriptor;

@@ -1,4 +1,4 @@
-/** The adapter for Google's Gemini API (generateContent / streamGenerateContent), in OpenAI's chat format. */
+/** The adapter for Google's Gemini API (generateContent / streamGenerateContent / batchEmbedContents), in OpenAI's formats. */
 import type { ModelOf } from '../../catalog/schema.ts';
 import type { ProviderAdapter } from '../types.ts';
 import type { UpstreamHttp } from '../shared/http.ts';
@@ -7,6 +7,8 @@ import { readGeminiError } from './errors.ts';
 import { buildGeminiCall } from './request.ts';
 import { parseGeminiCompletion } from './response.ts';
 import { translateGeminiStream } from './stream.ts';
+import { buildGeminiEmbedCall, parseGeminiEmbeddings } from './embeddings.ts';
+import { inputTexts } from '../shared/embeddings.ts';
 
 /** Builds the adapter on the worker's shared connection pool. */
 export function createGeminiAdapter(http: UpstreamHttp): ProviderAdapter<ModelOf<'gemini'>> {
@@ -18,6 +20,12 @@ export function createGeminiAdapter(http: UpstreamHttp): ProviderAdapter<ModelOf
     async *stream(req) {
       const body = await sendUpstream(http, buildGeminiCall(req.target, req.body, true), req, readGeminiError);
       yield* translateBody(body, req.signal, (source) => translateGeminiStream(source, req.target));
+    },
+    async embed(req) {
+      const texts = inputTexts(req.body.input);
+      if (texts === null) throw new Error('token arrays reached the Gemini adapter; the door refuses them');
+      const body = await sendUpstream(http, buildGeminiEmbedCall(req.target, req.body, texts), req, readGeminiError);
+      return parseGeminiEmbeddings(await readJsonBody(body, req.signal), req.target, req.body, texts.length);
     },
   };
 }

@@ -4,8 +4,9 @@ import type { ProviderAdapter } from '../types.ts';
 import type { UpstreamHttp } from '../shared/http.ts';
 import { readJsonBody, sendUpstream, translateBody } from '../shared/send.ts';
 import { readOpenAiError } from './errors.ts';
-import { buildUpstreamRequest } from './request.ts';
-import { parseCompletion } from './response.ts';
+import { buildEmbeddingsRequest, buildUpstreamRequest } from './request.ts';
+import { parseCompletion, parseEmbeddings } from './response.ts';
+import { inputItems } from '../shared/embeddings.ts';
 import { translateStream } from './stream.ts';
 
 /** Builds the adapter on the worker's shared connection pool. */
@@ -18,6 +19,10 @@ export function createOpenAiCompatibleAdapter(http: UpstreamHttp): ProviderAdapt
     async *stream(req) {
       const body = await sendUpstream(http, buildUpstreamRequest(req.target, req.body, true), req, readOpenAiError);
       yield* translateBody(body, req.signal, (source) => translateStream(source, req.target));
+    },
+    async embed(req) {
+      const body = await sendUpstream(http, buildEmbeddingsRequest(req.target, req.body), req, readOpenAiError);
+      return parseEmbeddings(await readJsonBody(body, req.signal), req.target, inputItems(req.body.input).length);
     },
   };
 }

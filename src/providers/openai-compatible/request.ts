@@ -1,8 +1,9 @@
-/** OpenAI chat request → the upstream's HTTP call: OpenAI's own addressing, or Azure OpenAI's. */
+/** OpenAI chat and embeddings requests → the upstream's HTTP call: OpenAI's own addressing, or Azure OpenAI's. */
 import type { ModelOf } from '../../catalog/schema.ts';
 import type { ProviderTarget } from '../types.ts';
 import type { UpstreamCall } from '../shared/send.ts';
 import type { ChatRequest } from '../../wire/openai-chat.ts';
+import type { EmbeddingsRequest } from '../../wire/openai-embeddings.ts';
 
 type Target = ProviderTarget<ModelOf<'openai-compatible'>>;
 
@@ -18,27 +19,33 @@ export function buildUpstreamBody(target: Target, body: ChatRequest, stream: boo
 }
 
 /**
- * The URL and key header: `{base_url}/chat/completions` with a bearer key, or for Azure OpenAI
- * `{base_url}/openai/deployments/{deployment}/chat/completions?api-version=…` with an `api-key` header.
+ * The URL and key header: `{base_url}/{path}` with a bearer key, or for Azure OpenAI
+ * `{base_url}/openai/deployments/{deployment}/{path}?api-version=…` with an `api-key` header.
  */
-function address(target: Target): { url: string; auth: Record<string, string> } {
+function address(target: Target, path: 'chat/completions' | 'embeddings'): { url: string; auth: Record<string, string> } {
   const base = target.model.base_url.replace(/\/+$/, '');
   const key = target.apiKey !== null && target.apiKey !== '' ? target.apiKey : null;
   const azure = target.model.azure;
   if (azure) {
     const deployment = encodeURIComponent(azure.deployment ?? target.upstreamModel);
-    const url = `${base}/openai/deployments/${deployment}/chat/completions?api-version=${encodeURIComponent(azure.api_version)}`;
+    const url = `${base}/openai/deployments/${deployment}/${path}?api-version=${encodeURIComponent(azure.api_version)}`;
     return { url, auth: key === null ? {} : { 'api-key': key } };
   }
-  return { url: `${base}/chat/completions`, auth: key === null ? {} : { authorization: `Bearer ${key}` } };
+  return { url: `${base}/${path}`, auth: key === null ? {} : { authorization: `Bearer ${key}` } };
 }
 
 /** The full HTTP call. */
 export function buildUpstreamRequest(target: Target, body: ChatRequest, stream: boolean): UpstreamCall {
-  const { url, auth } = address(target);
+  const { url, auth } = address(target, 'chat/completions');
   return {
     url,
     headers: { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json', ...auth },
     body: JSON.stringify(buildUpstreamBody(target, body, stream)),
   };
+}
+
+/** The embeddings call: the client's fields as sent, with our model. */
+export function buildEmbeddingsRequest(target: Target, body: EmbeddingsRequest): UpstreamCall {
+  const { url, auth } = address(target, 'embeddings');
+  return { url, headers: { 'content-type': 'application/json', accept: 'application/json', ...auth }, body: JSON.stringify({ ...body, model: target.upstreamModel }) };
 }

@@ -1,6 +1,7 @@
-/** Upstream JSON → ChatCompletion, filling the fields lenient OpenAI-compatible servers omit. */
+/** Upstream JSON → ChatCompletion (filling the fields lenient OpenAI-compatible servers omit), or embeddings. */
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ChatCompletionSchema, type ChatCompletion } from '../../wire/openai-chat.ts';
+import { EmbeddingsResponseSchema, type EmbeddingsResponse } from '../../wire/openai-embeddings.ts';
 import type { ProviderTarget } from '../types.ts';
 import { isRecord } from '../shared/json.ts';
 import { invalidResponse } from '../shared/upstream-error.ts';
@@ -9,6 +10,7 @@ import { errorFromPayload, isErrorPayload } from './errors.ts';
 type JsonObject = Record<string, unknown>;
 
 const completionChecker = TypeCompiler.Compile(ChatCompletionSchema);
+const embeddingsChecker = TypeCompiler.Compile(EmbeddingsResponseSchema);
 
 /** Validates a parsed non-streamed completion body; extra fields pass through untouched. */
 export function parseCompletion(parsed: unknown, target: ProviderTarget): ChatCompletion {
@@ -46,4 +48,19 @@ function normaliseChoice(choice: unknown, position: number): unknown {
     message: { ...message, role: message.role ?? 'assistant', content: message.content ?? null },
     finish_reason: choice.finish_reason ?? null,
   };
+}
+
+/** Validates a parsed embeddings body: one vector per input, in order (some servers omit `object`). */
+export function parseEmbeddings(parsed: unknown, target: ProviderTarget, inputs: number): EmbeddingsResponse {
+  if (isErrorPayload(parsed)) throw errorFromPayload(parsed, 'server_error');
+  if (!isRecord(parsed) || !Array.isArray(parsed.data)) throw invalidResponse('no data array');
+  const data = parsed.data.map((item, position) => (isRecord(item) ? { ...item, object: 'embedding', index: typeof item.index === 'number' ? item.index : position } : item));
+  const response: unknown = { ...parsed, object: 'list', model: typeof parsed.model === 'string' ? parsed.model : target.upstreamModel, data };
+  if (!embeddingsChecker.Check(response)) {
+    const first = embeddingsChecker.Errors(response).First();
+    throw invalidResponse(first === undefined ? 'schema mismatch' : `${first.path} ${first.message}`);
+  }
+  if (response.data.length !== inputs) throw invalidResponse(`${response.data.length} embeddings for ${inputs} inputs`);
+  response.data.sort((a, b) => a.index - b.index);
+  return response;
 }

@@ -1,10 +1,13 @@
 /** The built-in simulator provider: deterministic answers, configurable latency, token rate and faults. */
 import type { ModelOf } from '../../catalog/schema.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest, Usage } from '../../wire/openai-chat.ts';
-import type { ProviderAdapter, ProviderRequest } from '../types.ts';
+import type { EmbedRequest, ProviderAdapter, ProviderRequest } from '../types.ts';
+import type { EmbeddingsResponse } from '../../wire/openai-embeddings.ts';
 import type { SimulatorOptions } from './descriptor.ts';
 import { brokenStreamError, hang, pause, rollFault, statusFaultError, type FaultKind } from './faults.ts';
-import { generatePieces, seedFromMessages } from './text.ts';
+import { generatePieces, seedFrom } from './text.ts';
+import { DEFAULT_DIMENSIONS, simulatedVector } from './embeddings.ts';
+import { embeddingsResponse, inputItems, inputTokens } from '../shared/embeddings.ts';
 import { countPromptTokens } from '../../catalog/tokens.ts';
 
 type SimulatorRequest = ProviderRequest<ModelOf<'simulator'>>;
@@ -32,12 +35,12 @@ interface Plan {
 const DEFAULT_COMPLETION_TOKENS = 64;
 const DEFAULT_HANG_TIMEOUT_MS = 60_000;
 
-/** Builds the simulator adapter; the same messages always give the same text. */
+/** Builds the simulator adapter; the same messages always give the same text, the same input the same vectors. */
 export function createSimulatorAdapter(adapterOptions: SimulatorAdapterOptions = {}): ProviderAdapter<ModelOf<'simulator'>> {
   const random = adapterOptions.random ?? Math.random;
   const hangTimeoutMs = adapterOptions.hangTimeoutMs ?? DEFAULT_HANG_TIMEOUT_MS;
 
-  async function beforeFirstToken(plan: Plan, request: SimulatorRequest, streaming: boolean): Promise<void> {
+  async function beforeFirstToken(plan: Pick<Plan, 'options' | 'fault'>, request: Pick<SimulatorRequest, 'signal' | 'timeoutMs'>, streaming: boolean): Promise<void> {
     const { signal } = request;
     await pause(plan.options.latency_ms ?? 0, signal);
     const fault = plan.fault;
@@ -81,7 +84,15 @@ export function createSimulatorAdapter(adapterOptions: SimulatorAdapterOptions =
     yield { ...chunk(plan, []), usage: plan.usage };
   }
 
-  return { complete, stream };
+  async function embed(request: EmbedRequest<ModelOf<'simulator'>>): Promise<EmbeddingsResponse> {
+    const options = request.target.model.simulator ?? {};
+    await beforeFirstToken({ options, fault: rollFault(options.fault, random) }, request, false);
+    const items = inputItems(request.body.input);
+    const dimensions = request.body.dimensions ?? options.dimensions ?? DEFAULT_DIMENSIONS;
+    return embeddingsResponse(items.map((item) => simulatedVector(item, dimensions)), request.body, request.target.upstreamModel, inputTokens(items));
+  }
+
+  return { complete, stream, embed };
 }
 
 function makePlan(request: SimulatorRequest, fault: FaultKind | null): Plan {
@@ -89,7 +100,7 @@ function makePlan(request: SimulatorRequest, fault: FaultKind | null): Plan {
   const configured = options.completion_tokens ?? DEFAULT_COMPLETION_TOKENS;
   const cap = maxTokens(request.body);
   const length = cap === null ? configured : Math.min(cap, configured);
-  const pieces = generatePieces(seedFromMessages(request.body.messages), length);
+  const pieces = generatePieces(seedFrom(request.body.messages), length);
   const promptTokens = countPromptTokens(request.body.messages);
   return {
     id: `chatcmpl-sim-${crypto.randomUUID().replaceAll('-', '')}`,

@@ -9,9 +9,9 @@ const VOCABULARY = [
   'simple', 'fast', 'with', 'clear', 'text', 'for', 'all', 'users',
 ] as const;
 
-/** A 32-bit seed from the request's messages (FNV-1a over their JSON). */
-export function seedFromMessages(messages: unknown): number {
-  const text = JSON.stringify(messages ?? []);
+/** A 32-bit seed from a value, such as a request's messages (FNV-1a over its JSON). */
+export function seedFrom(value: unknown): number {
+  const text = JSON.stringify(value ?? []);
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i += 1) {
     hash ^= text.charCodeAt(i);

@@ -24,6 +24,7 @@ const usageSchema = new Schema<UsageDocument>(
     tenant_id: { type: String, required: true },
     key_id: { type: String, required: true },
     feature: { type: String, default: null },
+    operation: { type: String, default: 'chat', enum: ['chat', 'embeddings', 'messages', 'responses'] },
     requested_model: { type: String, required: true },
     model: { type: String, required: true },
     provider: { type: String, required: true },

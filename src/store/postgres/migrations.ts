@@ -179,6 +179,14 @@ export const MIGRATIONS: readonly Migration[] = [
         ADD COLUMN reasoning_tokens integer NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 8,
+    name: 'usage operation',
+    sql: `
+      ALTER TABLE usage_records
+        ADD COLUMN operation text NOT NULL DEFAULT 'chat' CHECK (operation IN ('chat', 'embeddings', 'messages', 'responses'));
+    `,
+  },
 ];
 
 // Any constant works; it only has to be the same in every process that migrates.

@@ -12,6 +12,7 @@ function spend(tenantId: string, costMicros: number, feature: string | null, cre
     tenantId,
     keyId: 'key_a',
     feature,
+    operation: 'chat',
     requestedModel: 'fast',
     model: 'fast',
     provider: 'simulator',

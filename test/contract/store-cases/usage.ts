@@ -15,6 +15,7 @@ function usageRecord(tenantId: string, overrides: Partial<UsageRecord> = {}): Us
     tenantId,
     keyId: 'key_a',
     feature: 'chat',
+    operation: 'embeddings',
     requestedModel: 'fast',
     model: 'fast',
     provider: 'simulator',

@@ -4,14 +4,15 @@ import { PermissionDeniedError } from '../../../src/errors/gateway-error.ts';
 import { ROLES, type Role } from '../../../src/store/repository.ts';
 
 /** The role matrix of DESIGN.md, written out: what each role may do. */
+const INFERENCE: Operation[] = ['chat.create', 'embeddings.create', 'messages.create', 'responses.create', 'models.read'];
 const EXPECTED: Record<Role, Operation[]> = {
-  admin: ['chat.create', 'prompts.read', 'usage.read', 'budgets.read', 'audit.read', 'audit.verify', 'prompts.write', 'budgets.write', 'policies.write', 'tenants.operate'],
-  developer: ['chat.create', 'prompts.read', 'usage.read', 'budgets.read'],
-  app: ['chat.create'],
+  admin: [...INFERENCE, 'prompts.read', 'usage.read', 'budgets.read', 'audit.read', 'audit.verify', 'prompts.write', 'budgets.write', 'policies.write', 'tenants.operate'],
+  developer: [...INFERENCE, 'prompts.read', 'usage.read', 'budgets.read'],
+  app: INFERENCE,
   auditor: ['usage.read', 'budgets.read', 'audit.read', 'audit.verify'],
 };
 
-const OPERATIONS: Operation[] = ['chat.create', 'prompts.read', 'usage.read', 'budgets.read', 'audit.read', 'audit.verify', 'prompts.write', 'budgets.write', 'policies.write', 'tenants.operate'];
+const OPERATIONS: Operation[] = [...INFERENCE, 'prompts.read', 'usage.read', 'budgets.read', 'audit.read', 'audit.verify', 'prompts.write', 'budgets.write', 'policies.write', 'tenants.operate'];
 const OPERATOR = 'operator';
 
 function principal(role: Role, tenantId = OPERATOR): Principal {

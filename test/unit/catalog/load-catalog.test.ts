@@ -172,6 +172,39 @@ describe('loadCatalogFile: validation names the path', () => {
   });
 });
 
+describe('loadCatalogFile: modes', () => {
+  const embeddings = { mode: 'embeddings', context_window: 8192, input_price_per_mtok: 0.02 };
+
+  it('gives an embeddings model no output: its max_output_tokens and output price are 0', async () => {
+    const data = catalog() as unknown as { models: Record<string, unknown> };
+    data.models['embed'] = { provider: 'simulator', upstream_model: 'sim-embed', ...embeddings };
+    const file = await loadCatalogFile(await write(JSON.stringify(data)));
+    expect(file.models['embed']).toMatchObject({ mode: 'embeddings', max_output_tokens: 0, output_price_per_mtok: 0 });
+  });
+
+  it.each(['max_output_tokens', 'output_price_per_mtok'])('refuses a chat model without %s', async (field) => {
+    const data = catalog();
+    delete (data.models['small'] as Record<string, unknown>)[field];
+    const { path, message } = await loadError(data);
+    expect(message).toBe(`Catalog ${path}: /models/small/${field} is required for a chat model.`);
+  });
+
+  it('refuses an embeddings model of a provider that has no embeddings', async () => {
+    const data = catalog() as unknown as { models: Record<string, unknown> };
+    data.models['claude-embed'] = { provider: 'anthropic', upstream_model: 'claude', ...embeddings };
+    const { path, message } = await loadError(data);
+    expect(message).toBe(`Catalog ${path}: /models/claude-embed/mode: provider anthropic has no embeddings.`);
+  });
+
+  it('refuses a tier naming an embeddings model', async () => {
+    const data = catalog() as unknown as { models: Record<string, unknown>; tiers: Record<string, string[]> };
+    data.models['embed'] = { provider: 'simulator', upstream_model: 'sim-embed', ...embeddings };
+    data.tiers['svc-flash'] = ['small', 'embed'];
+    const { path, message } = await loadError(data);
+    expect(message).toBe(`Catalog ${path}: /tiers/svc-flash names 'embed', an embeddings model; tiers are chat models.`);
+  });
+});
+
 describe('candidatesOf', () => {
   it('gives one candidate for a model alias, with its alias', () => {
     expect(candidatesOf(catalog(), 'big')).toEqual([{ ...model({ upstream_model: 'sim-big', context_window: 128_000 }), alias: 'big' }]);
@@ -196,7 +229,8 @@ describe('candidatesOf', () => {
 describe('the catalogs of the repository', () => {
   it('catalog/dev.yaml loads', async () => {
     const file = await loadCatalogFile(join(ROOT, 'catalog/dev.yaml'));
-    expect(Object.keys(file.models)).toEqual(['sim-flash', 'sim-standard', 'sim-reasoning']);
+    expect(Object.keys(file.models)).toEqual(['sim-flash', 'sim-standard', 'sim-reasoning', 'svc-embed']);
+    expect(file.models['svc-embed']).toMatchObject({ provider: 'simulator', mode: 'embeddings' });
     expect(candidatesOf(file, 'svc-pro')?.map((c) => c.alias)).toEqual(['sim-reasoning', 'sim-standard']);
   });
 
@@ -206,5 +240,6 @@ describe('the catalogs of the repository', () => {
     expect(candidatesOf(file, 'svc-flash')?.map((c) => c.alias)).toEqual(['gemini-2.5-flash', 'gpt-4o-mini', 'llama-3.1-8b-local']);
     expect(candidatesOf(file, 'svc-standard')?.map((c) => c.provider)).toEqual(['anthropic', 'openai-compatible', 'gemini']);
     expect(file.models['gpt-4o-azure']).toMatchObject({ azure: { api_version: '2024-10-21', deployment: 'gpt-4o-prod' } });
+    expect(file.models['gemini-embedding']).toMatchObject({ provider: 'gemini', mode: 'embeddings' });
   });
 });

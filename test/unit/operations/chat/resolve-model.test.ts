@@ -29,6 +29,10 @@ const catalog: CatalogFile = {
   },
 };
 
+function resolve(request: ChatCompletionRequest) {
+  return resolveModel(catalog, request, '/v1/chat/completions');
+}
+
 function body(model: string, fields: Record<string, unknown> = {}, content = 'hi'): ChatCompletionRequest {
   return { model, messages: [{ role: 'user', content }], ...fields } as ChatCompletionRequest;
 }
@@ -48,24 +52,24 @@ const LONG = 'hello '.repeat(200);
 
 describe('resolveModel: aliases', () => {
   it('resolves a model alias to itself', () => {
-    const resolved = resolveModel(catalog, body('big'));
+    const resolved = resolve(body('big'));
     expect(resolved.candidates.map((c) => c.alias)).toEqual(['big']);
     expect(resolved.candidates[0]?.context_window).toBe(100_000);
   });
 
   it('answers an unknown alias with 404 model_not_found on param model', () => {
-    const error = thrown(() => resolveModel(catalog, body('gpt-7')));
+    const error = thrown(() => resolve(body('gpt-7')));
     expect(error).toBeInstanceOf(ModelNotFoundError);
     expect([error.status, error.type, error.code, error.param]).toEqual([404, 'invalid_request_error', 'model_not_found', 'model']);
     expect(error.message).toContain("'gpt-7'");
   });
 
   it.each(['toString', 'constructor', '__proto__'])('answers the inherited property name %s with 404, not a crash', (alias) => {
-    expect(thrown(() => resolveModel(catalog, body(alias)))).toBeInstanceOf(ModelNotFoundError);
+    expect(thrown(() => resolve(body(alias)))).toBeInstanceOf(ModelNotFoundError);
   });
 
   it("answers 'auto' with AutoModelUnavailableError", () => {
-    const error = thrown(() => resolveModel(catalog, body('auto')));
+    const error = thrown(() => resolve(body('auto')));
     expect(error).toBeInstanceOf(AutoModelUnavailableError);
     expect([error.status, error.code, error.param]).toEqual([400, 'model_selection_unavailable', 'model']);
   });
@@ -73,14 +77,14 @@ describe('resolveModel: aliases', () => {
 
 describe('resolveModel: rejected parameters', () => {
   it('answers 422 unsupported_parameter naming the parameter', () => {
-    const error = thrown(() => resolveModel(catalog, body('reasoning', { top_p: 0.5 })));
+    const error = thrown(() => resolve(body('reasoning', { top_p: 0.5 })));
     expect(error).toBeInstanceOf(UnsupportedParameterError);
     expect([error.status, error.code, error.param]).toEqual([422, 'unsupported_parameter', 'top_p']);
     expect(error.message).toBe("The model 'reasoning' does not support the parameter 'top_p'.");
   });
 
   it('accepts the request when the rejected parameters are absent', () => {
-    expect(resolveModel(catalog, body('reasoning', { max_tokens: 10 })).candidates.map((c) => c.alias)).toEqual(['reasoning']);
+    expect(resolve(body('reasoning', { max_tokens: 10 })).candidates.map((c) => c.alias)).toEqual(['reasoning']);
   });
 });
 
@@ -88,7 +92,7 @@ describe('resolveModel: context window', () => {
   it('answers 422 context_length_exceeded when the prompt alone does not fit', () => {
     const tokens = countPromptTokens(body('tiny', {}, LONG).messages);
     expect(tokens).toBeGreaterThan(100);
-    const error = thrown(() => resolveModel(catalog, body('tiny', {}, LONG)));
+    const error = thrown(() => resolve(body('tiny', {}, LONG)));
     expect(error).toBeInstanceOf(ContextLengthExceededError);
     expect([error.status, error.code, error.param]).toEqual([422, 'context_length_exceeded', 'messages']);
     expect(error.message).toBe(`The prompt (${tokens} tokens) plus max_tokens (0) exceeds the context window of 'tiny' (100 tokens).`);
@@ -96,56 +100,56 @@ describe('resolveModel: context window', () => {
 
   it('counts max_tokens against the window', () => {
     const tokens = countPromptTokens(body('tiny').messages);
-    expect(resolveModel(catalog, body('tiny', { max_tokens: 100 - tokens })).candidates).toHaveLength(1);
-    const error = thrown(() => resolveModel(catalog, body('tiny', { max_tokens: 101 - tokens })));
+    expect(resolve(body('tiny', { max_tokens: 100 - tokens })).candidates).toHaveLength(1);
+    const error = thrown(() => resolve(body('tiny', { max_tokens: 101 - tokens })));
     expect(error.code).toBe('context_length_exceeded');
     expect(error.message).toContain(`plus max_tokens (${101 - tokens})`);
   });
 
   it('counts max_completion_tokens against the window, ahead of max_tokens', () => {
     const tokens = countPromptTokens(body('tiny').messages);
-    const error = thrown(() => resolveModel(catalog, body('tiny', { max_completion_tokens: 101 - tokens })));
+    const error = thrown(() => resolve(body('tiny', { max_completion_tokens: 101 - tokens })));
     expect(error.code).toBe('context_length_exceeded');
-    expect(thrown(() => resolveModel(catalog, body('tiny', { max_tokens: 1, max_completion_tokens: 101 - tokens }))).code).toBe('context_length_exceeded');
-    expect(resolveModel(catalog, body('tiny', { max_tokens: 500, max_completion_tokens: 1 })).candidates).toHaveLength(1);
+    expect(thrown(() => resolve(body('tiny', { max_tokens: 1, max_completion_tokens: 101 - tokens }))).code).toBe('context_length_exceeded');
+    expect(resolve(body('tiny', { max_tokens: 500, max_completion_tokens: 1 })).candidates).toHaveLength(1);
   });
 
   it('skips the tokenizer when the byte bound fits', () => {
-    const resolved = resolveModel(catalog, body('tiny', {}, 'short question?'));
+    const resolved = resolve(body('tiny', {}, 'short question?'));
     expect(resolved.promptTokens).toBeUndefined();
   });
 
   it('counts the tokens when the byte bound does not fit but the prompt does', () => {
     const request = body('mid', { max_tokens: 7_900 }, LONG);
     expect(promptTokensUpperBound(request.messages) + 7_900).toBeGreaterThan(8_192);
-    const resolved = resolveModel(catalog, request);
+    const resolved = resolve(request);
     expect(resolved.promptTokens).toBe(countPromptTokens(request.messages));
     expect(resolved.candidates.map((c) => c.alias)).toEqual(['mid']);
   });
 
   it('counts a prompt holding special-token text as plain text instead of throwing', () => {
     const request = body('tiny', {}, `${LONG} <|endoftext|>`);
-    const error = thrown(() => resolveModel(catalog, request));
+    const error = thrown(() => resolve(request));
     expect(error.code).toBe('context_length_exceeded');
   });
 });
 
 describe('resolveModel: tiers', () => {
   it('keeps every candidate, in order, when all can serve', () => {
-    expect(resolveModel(catalog, body('svc-pro')).candidates.map((c) => c.alias)).toEqual(['reasoning', 'tiny', 'mid', 'big']);
+    expect(resolve(body('svc-pro')).candidates.map((c) => c.alias)).toEqual(['reasoning', 'tiny', 'mid', 'big']);
   });
 
   it('drops the candidates that cannot serve and keeps the order of the rest', () => {
-    const resolved = resolveModel(catalog, body('svc-pro', { temperature: 0.2 }, LONG));
+    const resolved = resolve(body('svc-pro', { temperature: 0.2 }, LONG));
     expect(resolved.candidates.map((c) => c.alias)).toEqual(['mid', 'big']);
     expect(resolved.promptTokens).toBe(countPromptTokens(body('x', {}, LONG).messages));
-    expect(resolveModel(catalog, body('svc-standard', {}, LONG)).candidates.map((c) => c.alias)).toEqual(['big', 'mid']);
+    expect(resolve(body('svc-standard', {}, LONG)).candidates.map((c) => c.alias)).toEqual(['big', 'mid']);
   });
 
   it("answers with the first candidate's reason when none is left", () => {
     const tokens = countPromptTokens(body('x', {}, LONG).messages);
-    expect(thrown(() => resolveModel(catalog, body('svc-flash', {}, LONG))).code).toBe('context_length_exceeded');
-    const error = thrown(() => resolveModel(catalog, body('svc-pro', { temperature: 1, max_tokens: 100_000 - tokens + 1 }, LONG)));
+    expect(thrown(() => resolve(body('svc-flash', {}, LONG))).code).toBe('context_length_exceeded');
+    const error = thrown(() => resolve(body('svc-pro', { temperature: 1, max_tokens: 100_000 - tokens + 1 }, LONG)));
     expect([error.code, error.param]).toEqual(['unsupported_parameter', 'temperature']);
   });
 });
@@ -161,18 +165,18 @@ describe('resolveModel: what each provider can serve', () => {
   };
 
   it("drops a candidate whose provider does not take a parameter, before anything is queued", () => {
-    expect(resolveModel(mixed, body('svc-flash', { seed: 3 })).candidates.map((c) => c.alias)).toEqual(['gemini', 'gpt']);
-    expect(resolveModel(mixed, body('svc-flash', { logprobs: true })).candidates.map((c) => c.alias)).toEqual(['gpt']);
+    expect(resolveModel(mixed, body('svc-flash', { seed: 3 }), '/v1/chat/completions').candidates.map((c) => c.alias)).toEqual(['gemini', 'gpt']);
+    expect(resolveModel(mixed, body('svc-flash', { logprobs: true }), '/v1/chat/completions').candidates.map((c) => c.alias)).toEqual(['gpt']);
   });
 
   it('answers 422 unsupported_parameter naming the parameter when no candidate takes it', () => {
-    const error = thrown(() => resolveModel(mixed, body('claude', { seed: 3 })));
+    const error = thrown(() => resolveModel(mixed, body('claude', { seed: 3 }), '/v1/chat/completions'));
     expect(error).toBeInstanceOf(UnsupportedParameterError);
     expect([error.status, error.code, error.param]).toEqual([422, 'unsupported_parameter', 'seed']);
   });
 
   it("names the part of a message a provider cannot take", () => {
     const audio = { model: 'claude', messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] }] } as ChatCompletionRequest;
-    expect(thrown(() => resolveModel(mixed, audio)).param).toBe('messages[0].content[0]');
+    expect(thrown(() => resolveModel(mixed, audio, '/v1/chat/completions')).param).toBe('messages[0].content[0]');
   });
 });
