@@ -15,6 +15,8 @@ import { requestBoundsPlugin } from './plugins/request-bounds.ts';
 import { chatCompletionsRoutes } from './routes/v1/chat-completions.ts';
 import { embeddingsRoutes } from './routes/v1/embeddings.ts';
 import { modelRoutes } from './routes/v1/models.ts';
+import { messagesRoutes } from './routes/v1/messages.ts';
+import { responsesRoutes } from './routes/v1/responses.ts';
 import { healthRoutes } from './routes/health.ts';
 import { promptRoutes } from './routes/v1/prompts.ts';
 import { usageRoutes } from './routes/v1/usage.ts';
@@ -84,6 +86,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(healthRoutes, { ready: deps.ready });
   await app.register(chatCompletionsRoutes, { services: deps.completion, bodyLimit: env.BODY_LIMIT_BYTES });
   await app.register(embeddingsRoutes, { services: deps.completion, bodyLimit: env.BODY_LIMIT_BYTES });
+  await app.register(messagesRoutes, { services: deps.completion, bodyLimit: env.BODY_LIMIT_BYTES });
+  await app.register(responsesRoutes, { services: deps.completion, bodyLimit: env.BODY_LIMIT_BYTES });
   await app.register(modelRoutes, { catalog: deps.completion.catalog, created: deps.catalogCreated });
   await app.register(promptRoutes, { prompts: deps.completion.prompts });
   await app.register(usageRoutes, { usage: deps.repository.usage });

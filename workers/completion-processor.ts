@@ -13,6 +13,7 @@ import { ClientClosedRequestError, ProviderFailedError, type GatewayError } from
 import { EventPublisher, type RequestEnding } from '../src/events/event-publisher.ts';
 import { readEventLog, type EventLogState } from '../src/events/event-log.ts';
 import { cancelledWhileQueued } from '../src/events/cancel-marks.ts';
+import { groupPayloads } from '../src/events/completion-events.ts';
 import { toClientError } from './upstream-failure.ts';
 import type { FinalEvent, OperationRunner, RunContext, RunTrace } from '../src/operations/runner.ts';
 import { RUNNERS } from '../src/operations/runners.ts';
@@ -124,8 +125,9 @@ function runContext(deps: ProcessorDeps, run: RequestRun, signal: AbortSignal): 
         trace.attempts++;
         return call(target, timeoutMs);
       }, mayRetry),
-    emit: (payload) => {
-      run.publisher.emit(payload);
+    emit: (...payloads) => {
+      if (payloads.length === 0) return;
+      run.publisher.emit(groupPayloads(payloads));
       trace.firstChunkAt ??= Date.now();
     },
     usage: run.usage,

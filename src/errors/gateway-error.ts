@@ -129,8 +129,8 @@ export class RouteNotFoundError extends GatewayError {
 
 /** 404 `not_found`: the tenant has no such resource (budget, tenant, …). */
 export class ResourceNotFoundError extends GatewayError {
-  constructor(what: string) {
-    super(404, 'invalid_request_error', 'not_found', `${what} does not exist.`);
+  constructor(what: string, why?: string) {
+    super(404, 'invalid_request_error', 'not_found', `${what} does not exist${why === undefined ? '' : `: ${why}`}.`);
   }
 }
 

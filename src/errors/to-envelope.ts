@@ -17,7 +17,7 @@ export function toGatewayError(error: unknown): GatewayError {
   return new InternalError(undefined, error);
 }
 
-/** The one mapping from a GatewayError to the wire envelope. */
+/** The mapping from a GatewayError to the wire envelope of the spec (every route but Anthropic's /v1/messages). */
 export function toEnvelope(error: GatewayError, requestId: string): ErrorEnvelope {
   return {
     error: {
@@ -28,4 +28,43 @@ export function toEnvelope(error: GatewayError, requestId: string): ErrorEnvelop
       request_id: requestId,
     },
   };
+}
+
+/** Anthropic's error body (POST /v1/messages): `{type:'error', error:{type, message}, request_id}`. */
+export interface AnthropicErrorEnvelope {
+  type: 'error';
+  error: { type: string; message: string; code: string; param: string | null };
+  request_id: string;
+}
+
+/**
+ * Anthropic's error type for a status (https://docs.anthropic.com/en/api/errors): what its SDK and
+ * Claude Code read to decide whether to retry. The status stays ours.
+ */
+function anthropicErrorType(status: number): string {
+  switch (status) {
+    case 401:
+      return 'authentication_error';
+    case 402:
+      return 'billing_error';
+    case 403:
+      return 'permission_error';
+    case 404:
+      return 'not_found_error';
+    case 413:
+      return 'request_too_large';
+    case 429:
+      return 'rate_limit_error';
+    case 503:
+      return 'overloaded_error';
+    case 504:
+      return 'timeout_error';
+    default:
+      return status < 500 ? 'invalid_request_error' : 'api_error';
+  }
+}
+
+/** The same GatewayError in Anthropic's shape; the gateway's own code and param ride along in `error`. */
+export function toAnthropicEnvelope(error: GatewayError, requestId: string): AnthropicErrorEnvelope {
+  return { type: 'error', error: { type: anthropicErrorType(error.status), message: error.message, code: error.code, param: error.param }, request_id: requestId };
 }

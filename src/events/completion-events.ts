@@ -10,8 +10,29 @@ export type CompletionEventType = 'chunk' | 'result' | 'done' | 'error';
 export interface CompletionEvent {
   seq: number;
   type: CompletionEventType;
-  /** JSON text: the chunk or completion exactly as the client receives it, or the wire error. */
+  /**
+   * JSON text: the chunk or completion exactly as the client receives it, or the wire error. A
+   * chunk may hold several of the client's events (see `groupPayloads`).
+   */
   payload: string;
+}
+
+// A record separator: JSON text escapes every control character inside its strings, so this byte
+// can only be one between JSON texts.
+const GROUP_SEPARATOR = '\u001e';
+
+/**
+ * Several of the client's events as one chunk: a dialect that frames one chat chunk as several
+ * events (Anthropic's block start and first delta, the Responses API's item and part openings)
+ * costs one stream entry and one sequence number for them, not one each.
+ */
+export function groupPayloads(payloads: readonly string[]): string {
+  return payloads.join(GROUP_SEPARATOR);
+}
+
+/** The client's events a chunk holds, in order. */
+export function payloadParts(payload: string): string[] {
+  return payload.split(GROUP_SEPARATOR);
 }
 
 const TYPES = new Set<string>(['chunk', 'result', 'done', 'error']);

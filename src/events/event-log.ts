@@ -1,6 +1,6 @@
 import type { ScriptedRedis } from '../redis/scripts.ts';
 import type { RedisKeys } from '../redis/keys.ts';
-import { isTerminal, parseEventLine } from './completion-events.ts';
+import { isTerminal, parseEventLine, payloadParts } from './completion-events.ts';
 
 /** What a request's event log already holds, for a job that runs again. */
 export interface EventLogState {
@@ -34,9 +34,11 @@ export async function readEventLog(
     state.finished = isTerminal(event.type);
     if (event.type !== 'chunk') continue;
     state.sentChunks = true;
-    const chunk = readChunk(event.payload);
-    state.streamedText += chunk.text;
-    state.streamedModel = chunk.model ?? state.streamedModel;
+    for (const part of payloadParts(event.payload)) {
+      const chunk = readChunk(part);
+      state.streamedText += chunk.text;
+      state.streamedModel = chunk.model ?? state.streamedModel;
+    }
   }
   return state;
 }

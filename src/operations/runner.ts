@@ -39,8 +39,11 @@ export interface RunContext<Job extends CompletionJob = CompletionJob> {
    * retry budget (`timeoutMs`: what is left of it); `mayRetry` is asked before each retry.
    */
   attempt<T>(call: (target: ProviderTarget, timeoutMs: number) => Promise<T>, mayRetry: () => boolean): Promise<CallOutcome<T>>;
-  /** Sends one streamed event, exactly as the client reads it. */
-  emit(payload: string): void;
+  /**
+   * Sends streamed events, each exactly as the client reads it; several sent in one call are one
+   * chunk (one stream entry, one sequence number). Nothing is sent for none.
+   */
+  emit(...payloads: string[]): void;
   /** The usage so far: the provider's counts, else the tokenizer's. */
   usage(): ResolvedUsage;
 }
@@ -64,6 +67,6 @@ export interface OperationRunner<Job extends CompletionJob> {
   run(ctx: RunContext<Job>): Promise<FinalEvent>;
   /** The prompt's tokens by the tokenizer, for a provider that reports none. */
   countPrompt(data: Job): number;
-  /** What one of its streamed events carried. */
+  /** What one of its streamed events (one of a chunk's) carried. */
   readChunk(payload: string): SentChunk;
 }

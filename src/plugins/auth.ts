@@ -9,6 +9,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The operation a route performs; routes without one are public (health checks). */
     operation?: Operation;
+    /** The key may come in `x-api-key` too, as Anthropic's clients send it (Authorization wins when both are sent). */
+    acceptsXApiKey?: boolean;
   }
   interface FastifyRequest {
     /** The authenticated caller; set on every route that declares an operation. */
@@ -25,6 +27,14 @@ function auditDenial(audit: AuditSink, request: FastifyRequest, operation: Opera
   audit(event).catch((auditError: unknown) => request.log.error({ err: auditError }, 'recording a denial in the audit log failed'));
 }
 
+/** The `Authorization` header, or on a route that accepts it the `x-api-key` header as a bearer credential. */
+function credentialOf(request: FastifyRequest): string | undefined {
+  const { authorization } = request.headers;
+  const apiKey = request.headers['x-api-key'];
+  if (authorization !== undefined || !request.routeOptions.config.acceptsXApiKey || typeof apiKey !== 'string') return authorization;
+  return `Bearer ${apiKey}`;
+}
+
 /**
  * Authenticates every request to a route that declares an operation, before its body is
  * parsed, and applies the role matrix: the one place where access is decided. Denials
@@ -38,7 +48,7 @@ export const authPlugin = fp(
       if (!operation) return;
       let principal: Principal | null = null;
       try {
-        principal = await options.authenticator.authenticate(request.headers.authorization);
+        principal = await options.authenticator.authenticate(credentialOf(request));
         authorize(principal, operation, options.operatorTenant);
       } catch (error) {
         auditDenial(options.audit, request, operation, error, principal);

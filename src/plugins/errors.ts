@@ -18,7 +18,7 @@ import {
   ServiceUnavailableError,
   UnsupportedMediaTypeError,
 } from '../errors/gateway-error.ts';
-import { toEnvelope, toGatewayError } from '../errors/to-envelope.ts';
+import { toAnthropicEnvelope, toEnvelope, toGatewayError } from '../errors/to-envelope.ts';
 import { isRedisUnavailable } from '../redis/connections.ts';
 import { newRequestId } from '../request-id.ts';
 
@@ -90,10 +90,18 @@ export function fromFastifyError(error: FastifyError, request: FastifyRequest, b
   return toGatewayError(error);
 }
 
-/** Sends the envelope for a GatewayError; the only place an error body is built. */
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The error body of the route: the spec's envelope, or Anthropic's for its Messages API. */
+    errorDialect?: 'openai' | 'anthropic';
+  }
+}
+
+/** Sends the envelope for a GatewayError, in the route's dialect; the only place an error body is built. */
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: GatewayError): FastifyReply {
   if (error.retryAfterSeconds !== null) reply.header('retry-after', String(error.retryAfterSeconds));
-  return reply.code(error.status).type('application/json; charset=utf-8').send(toEnvelope(error, request.id));
+  const body = request.routeOptions.config?.errorDialect === 'anthropic' ? toAnthropicEnvelope(error, request.id) : toEnvelope(error, request.id);
+  return reply.code(error.status).type('application/json; charset=utf-8').send(body);
 }
 
 /**

@@ -8,6 +8,8 @@ export interface ProviderCapabilities {
   readonly chat: boolean;
   readonly stream: boolean;
   readonly embed: boolean;
+  /** It speaks Anthropic's Messages API itself: a client of /v1/messages reaches it untranslated. */
+  readonly nativeMessages: boolean;
 }
 
 /** One provider kind: its catalog options, capabilities and the OpenAI parameters it honours. */

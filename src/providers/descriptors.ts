@@ -14,3 +14,8 @@ export type ProviderName = (typeof PROVIDER_DESCRIPTORS)[number]['name'];
 export function descriptorOf(name: ProviderName): (typeof PROVIDER_DESCRIPTORS)[number] {
   return PROVIDER_DESCRIPTORS.find((descriptor) => descriptor.name === name) as (typeof PROVIDER_DESCRIPTORS)[number];
 }
+
+/** Whether a provider speaks Anthropic's Messages API itself (a client of /v1/messages then reaches it untranslated). */
+export function speaksMessages(name: ProviderName): boolean {
+  return descriptorOf(name).capabilities.nativeMessages;
+}

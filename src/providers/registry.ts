@@ -2,7 +2,7 @@
 import type { ModelOf } from '../catalog/schema.ts';
 import type { ChatCompletion, ChatCompletionChunk } from '../wire/openai-chat.ts';
 import type { ProviderName } from './descriptors.ts';
-import type { EmbedRequest, ProviderAdapter, ProviderRequest } from './types.ts';
+import type { EmbedRequest, NativeMessagesAdapter, ProviderAdapter, ProviderRequest } from './types.ts';
 import type { EmbeddingsResponse } from '../wire/openai-embeddings.ts';
 import { createUpstreamHttp, type UpstreamHttp, type UpstreamHttpOptions } from './shared/http.ts';
 import { createAnthropicAdapter } from './anthropic/index.ts';
@@ -33,6 +33,8 @@ export interface ProviderRegistry {
   stream(request: ProviderRequest): AsyncIterable<ChatCompletionChunk>;
   /** Embeddings from the target's provider (the catalog admits embeddings models only of providers that embed). */
   embed(request: EmbedRequest): Promise<EmbeddingsResponse>;
+  /** Anthropic's Messages API untranslated, from a provider whose descriptor says `nativeMessages`. */
+  messages: NativeMessagesAdapter;
   /** Closes the shared connection pool. */
   close(): Promise<void>;
 }
@@ -43,6 +45,11 @@ export function createProviderRegistry(options: UpstreamHttpOptions): ProviderRe
   const adapters = new Map<string, ProviderAdapter>(Object.entries(FACTORIES).map(([name, create]) => [name, create(context) as ProviderAdapter]));
   // The map is keyed by every ProviderName (FACTORIES' type), and a target's provider is one.
   const adapterOf = (request: { target: ProviderRequest['target'] }) => adapters.get(request.target.provider) as ProviderAdapter;
+  const nativeMessagesOf = (request: { target: ProviderRequest['target'] }) => {
+    const { messages } = adapterOf(request);
+    if (!messages) throw new Error(`provider ${request.target.provider} does not speak Anthropic's Messages API`);
+    return messages;
+  };
   return {
     complete: (request) => adapterOf(request).complete(request),
     stream: (request) => adapterOf(request).stream(request),
@@ -50,6 +57,10 @@ export function createProviderRegistry(options: UpstreamHttpOptions): ProviderRe
       const { embed } = adapterOf(request);
       if (!embed) throw new Error(`provider ${request.target.provider} has no embeddings, yet '${request.target.alias}' is an embeddings model`);
       return embed(request);
+    },
+    messages: {
+      complete: (request) => nativeMessagesOf(request).complete(request),
+      stream: (request) => nativeMessagesOf(request).stream(request),
     },
     close: () => context.http.close(),
   };

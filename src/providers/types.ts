@@ -2,6 +2,7 @@
 import type { CatalogModel } from '../catalog/schema.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../wire/openai-chat.ts';
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../wire/openai-embeddings.ts';
+import type { MessagesRequest } from '../wire/anthropic-messages.ts';
 
 /** Where and how to reach one upstream model, resolved from the catalog at startup. */
 export interface ProviderTarget<M extends CatalogModel = CatalogModel> {
@@ -46,6 +47,30 @@ export interface ProviderAdapter<M extends CatalogModel = CatalogModel> {
    * provider reports none. Only the providers whose descriptor says `embed` have it.
    */
   embed?(request: EmbedRequest<M>): Promise<EmbeddingsResponse>;
+  /**
+   * Anthropic's Messages API as the client sent it, untranslated; only the providers whose
+   * descriptor says `nativeMessages` have it.
+   */
+  messages?: NativeMessagesAdapter<M>;
+}
+
+/** A Messages API request as a job carries it: without `model` and `stream`, which each call sets. */
+export type MessagesBody = Omit<MessagesRequest, 'model' | 'stream'>;
+
+/** One native Messages call: the body, and the `anthropic-beta` flags the client sent. */
+export type NativeMessagesRequest<M extends CatalogModel = CatalogModel> = ProviderRequest<M, MessagesBody> & { betas: readonly string[] };
+
+/** A message as the upstream answered it. */
+export type NativeMessage = Record<string, unknown> & { type: 'message'; content: unknown[] };
+
+/** One event of a native stream, as the upstream sent it. */
+export type NativeEvent = Record<string, unknown> & { type: string };
+
+/** A provider that speaks Anthropic's Messages API itself. */
+export interface NativeMessagesAdapter<M extends CatalogModel = CatalogModel> {
+  complete(request: NativeMessagesRequest<M>): Promise<NativeMessage>;
+  /** The events up to message_stop; an `event: error` and a stream cut short throw UpstreamError. */
+  stream(request: NativeMessagesRequest<M>): AsyncIterable<NativeEvent>;
 }
 
 /** One embeddings call. */

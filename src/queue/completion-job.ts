@@ -1,6 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ChatRequestSchema } from '../wire/openai-chat.ts';
 import { EmbeddingsRequestSchema } from '../wire/openai-embeddings.ts';
+import { MessagesRequestSchema } from '../wire/anthropic-messages.ts';
+import { ResponsesRequestSchema } from '../wire/openai-responses.ts';
 
 /** What the web tier hands a worker for one request, whatever its operation. */
 const JobCommonSchema = Type.Object({
@@ -44,10 +46,26 @@ const EmbeddingsPayloadSchema = Type.Object({
 });
 
 /**
+ * Anthropic's Messages API: the request as the client sent it (PII masked), without model and
+ * stream, and its `anthropic-beta` flags; translated to chat in the worker for a chat upstream.
+ */
+const MessagesPayloadSchema = Type.Object({
+  operation: Type.Literal('messages'),
+  body: Type.Omit(MessagesRequestSchema, ['model', 'stream']),
+  betas: Type.Array(Type.String()),
+});
+
+/** The Responses API: the request as the client sent it (PII masked), without model and stream; translated to chat in the worker. */
+const ResponsesPayloadSchema = Type.Object({
+  operation: Type.Literal('responses'),
+  body: Type.Omit(ResponsesRequestSchema, ['model', 'stream']),
+});
+
+/**
  * What differs by operation: its name, which picks the worker's run function
  * (src/operations/runners.ts), and the body in the client's own dialect.
  */
-export const JobPayloadSchema = Type.Union([ChatPayloadSchema, EmbeddingsPayloadSchema]);
+export const JobPayloadSchema = Type.Union([ChatPayloadSchema, EmbeddingsPayloadSchema, MessagesPayloadSchema, ResponsesPayloadSchema]);
 
 /** The operation-specific part of a job. */
 export type JobPayload = Static<typeof JobPayloadSchema>;

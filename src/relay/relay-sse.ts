@@ -57,8 +57,8 @@ async function write(raw: ServerResponse, text: string, events: EventQueue, opti
 
 // Every event carries its sequence number as the SSE id, so a client that lost the connection
 // can resume with Last-Event-ID (and the same Idempotency-Key); gateway-made events (seq 0) have none.
-function sseText(request: FastifyRequest, framing: SseFraming, event: CompletionEvent): string {
-  const context = { requestId: request.id, id: event.seq > 0 ? String(event.seq) : undefined, seq: event.seq };
+function sseText(request: FastifyRequest, framing: SseFraming, event: CompletionEvent, previous: string | null): string {
+  const context = { requestId: request.id, id: event.seq > 0 ? String(event.seq) : undefined, previous };
   if (event.type === 'chunk') return framing.event(event.payload, context);
   if (event.type === 'done') return framing.done(context);
   return framing.error(payloadToError(event.payload), context);
@@ -77,11 +77,17 @@ export async function relaySse(request: FastifyRequest, reply: FastifyReply, dis
   const raw = openStream(request, reply);
   const keepAlive = setInterval(() => raw.write(SSE_KEEP_ALIVE), options.keepAliveMs);
   let dropped = false;
+  // The chunk sent last (its last event is what a dialect numbering its events counts from).
+  let previous: string | null = null;
   try {
     for (let event: CompletionEvent | null = first; event; event = await dispatch.events.next()) {
       // Events that arrived together (one pub/sub message) go out in one write.
-      let text = sseText(request, framing, event);
-      for (const buffered of dispatch.events.takeBuffered()) text += sseText(request, framing, buffered);
+      let text = sseText(request, framing, event, previous);
+      if (event.type === 'chunk') previous = event.payload;
+      for (const buffered of dispatch.events.takeBuffered()) {
+        text += sseText(request, framing, buffered, previous);
+        if (buffered.type === 'chunk') previous = buffered.payload;
+      }
       if (!(await write(raw, text, dispatch.events, options))) {
         dropped = true;
         dispatch.cancel();

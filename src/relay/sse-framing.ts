@@ -7,13 +7,14 @@
 import type { GatewayError } from '../errors/gateway-error.ts';
 import { toEnvelope } from '../errors/to-envelope.ts';
 import { SSE_DONE, formatSseData, formatSseEvent } from '../providers/shared/sse.ts';
+import { payloadParts } from '../events/completion-events.ts';
 
 /** Where an event sits: its SSE id (absent for the gateway's own events) and the request's id. */
 export interface FrameContext {
   requestId: string;
   id: string | undefined;
-  /** The sequence number of the event (0 for the gateway's own), which some dialects number their events by. */
-  seq: number;
+  /** The client's event sent last before this one, if any (a dialect that numbers its events numbers an error after it). */
+  previous: string | null;
 }
 
 /** One operation's SSE framing. */
@@ -26,9 +27,20 @@ export interface SseFraming {
   error(error: GatewayError, context: FrameContext): string;
 }
 
+/**
+ * Each of a chunk's events framed by `frame`; only the last carries the chunk's id, so that a client
+ * resuming with it has had them all.
+ */
+function framedParts(payload: string, id: string | undefined, frame: (part: string, id: string | undefined) => string): string {
+  const parts = payloadParts(payload);
+  let text = '';
+  for (let i = 0; i < parts.length; i++) text += frame(parts[i] as string, i === parts.length - 1 ? id : undefined);
+  return text;
+}
+
 /** OpenAI chat: `data:` lines, `data: [DONE]` at the end, and an error as a `data:` line with the envelope. */
 export const openAiDataFraming: SseFraming = {
-  event: (payload, { id }) => formatSseData(payload, id),
+  event: (payload, { id }) => framedParts(payload, id, formatSseData),
   done: ({ id }) => (id === undefined ? SSE_DONE : `id: ${id}\n${SSE_DONE}`),
   error: (error, { requestId, id }) => formatSseData(JSON.stringify(toEnvelope(error, requestId)), id),
 };
@@ -55,7 +67,7 @@ export function eventName(payload: string): string {
  */
 export function namedEventFraming(errorEvent: (error: GatewayError, context: FrameContext) => object): SseFraming {
   return {
-    event: (payload, { id }) => formatSseEvent(eventName(payload), payload, id),
+    event: (payload, { id }) => framedParts(payload, id, (part, partId) => formatSseEvent(eventName(part), part, partId)),
     done: () => '',
     error: (error, context) => formatSseEvent('error', JSON.stringify(errorEvent(error, context)), context.id),
   };

@@ -29,12 +29,19 @@ interface Endpoint {
   body?: unknown;
   /** Status of an allowed call with this (valid) request. */
   ok: number;
+  /** Errors in Anthropic's shape (its Messages API). */
+  anthropic?: true;
   prepare?: (tenant: Tenant) => Promise<{ path: string }>;
 }
 
 const ENDPOINTS: Record<string, Endpoint> = {
   'POST /v1/chat/completions': { method: 'POST', path: '/v1/chat/completions', body: { model: 'sim', messages: [{ role: 'user', content: 'hi' }] }, ok: 200 },
   'POST /v1/embeddings': { method: 'POST', path: '/v1/embeddings', body: { model: 'sim-embed', input: 'hi' }, ok: 200 },
+  'POST /v1/messages': { method: 'POST', path: '/v1/messages', body: { model: 'sim', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }, ok: 200, anthropic: true },
+  'POST /v1/messages/count_tokens': { method: 'POST', path: '/v1/messages/count_tokens', body: { model: 'sim', messages: [{ role: 'user', content: 'hi' }] }, ok: 200, anthropic: true },
+  'POST /v1/responses': { method: 'POST', path: '/v1/responses', body: { model: 'sim', input: 'hi' }, ok: 200 },
+  // Allowed, and answered 404: the gateway stores no responses.
+  'GET /v1/responses/{id}': { method: 'GET', path: '/v1/responses/resp_1', ok: 404 },
   'GET /v1/models': { method: 'GET', path: '/v1/models', ok: 200 },
   'GET /v1/models/{id}': { method: 'GET', path: '/v1/models/sim', ok: 200 },
   'GET /v1/prompts/{name}': { method: 'GET', path: '/v1/prompts/greet', ok: 200 },
@@ -71,6 +78,10 @@ type Outcome = typeof Y | typeof N;
 const MATRIX: Array<[EndpointName, Outcome, Outcome, Outcome, Outcome, Outcome, Outcome, Outcome, Outcome]> = [
   ['POST /v1/chat/completions',                    Y, Y, Y, N,   Y, Y, Y, N],
   ['POST /v1/embeddings',                          Y, Y, Y, N,   Y, Y, Y, N],
+  ['POST /v1/messages',                            Y, Y, Y, N,   Y, Y, Y, N],
+  ['POST /v1/messages/count_tokens',               Y, Y, Y, N,   Y, Y, Y, N],
+  ['POST /v1/responses',                           Y, Y, Y, N,   Y, Y, Y, N],
+  ['GET /v1/responses/{id}',                       Y, Y, Y, N,   Y, Y, Y, N],
   ['GET /v1/models',                               Y, Y, Y, N,   Y, Y, Y, N],
   ['GET /v1/models/{id}',                          Y, Y, Y, N,   Y, Y, Y, N],
   ['GET /v1/prompts/{name}',                       Y, Y, N, N,   Y, Y, N, N],
@@ -112,6 +123,16 @@ function expectEnvelope(response: JsonResponse, status: number, type: string, co
   expect(response.body.error.request_id).toBe(response.headers.get('x-request-id') ?? response.body.error.request_id);
 }
 
+// Anthropic's error types of the statuses the matrix checks.
+const ANTHROPIC_TYPES: Record<number, string> = { 401: 'authentication_error', 403: 'permission_error' };
+
+/** The refusal in the endpoint's dialect: the spec's envelope, or Anthropic's body on its Messages API. */
+function expectRefusal(endpoint: Endpoint, response: JsonResponse, status: number, type: string, code: string): void {
+  if (!endpoint.anthropic) return expectEnvelope(response, status, type, code);
+  expect(response.status).toBe(status);
+  expect(response.body).toEqual({ type: 'error', error: { type: ANTHROPIC_TYPES[status], code, message: expect.any(String), param: null }, request_id: response.headers.get('x-request-id') });
+}
+
 beforeAll(async () => {
   upstream = await startFakeUpstream();
   gateway = await startGateway({ catalog: testCatalog(upstream.url), env: { SETTINGS_CACHE_TTL_MS: '100' } });
@@ -140,7 +161,7 @@ describe('role × endpoint', () => {
     const spec = ENDPOINTS[endpoint] as Endpoint;
     const response = await send(tenant, keys[tenant][role], spec, outcome === Y);
     if (outcome === N) {
-      expectEnvelope(response, 403, 'invalid_request_error', 'permission_denied');
+      expectRefusal(spec, response, 403, 'invalid_request_error', 'permission_denied');
       expect(response.body.error.message).toContain(role);
     } else {
       expect(response.status, JSON.stringify(response.body)).not.toBe(401);
@@ -152,7 +173,8 @@ describe('role × endpoint', () => {
 
 describe('without credentials', () => {
   it.each(Object.keys(ENDPOINTS))('%s → 401 missing_api_key', async (endpoint) => {
-    expectEnvelope(await send('acme', null, ENDPOINTS[endpoint] as Endpoint, false), 401, 'authentication_error', 'missing_api_key');
+    const spec = ENDPOINTS[endpoint] as Endpoint;
+    expectRefusal(spec, await send('acme', null, spec, false), 401, 'authentication_error', 'missing_api_key');
   });
 });
 

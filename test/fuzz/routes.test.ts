@@ -104,6 +104,14 @@ function checkAnswer(request: RawRequest, response: RawResponse): void {
   } catch {
     throw new Error(`not JSON: ${what}`);
   }
+  // Anthropic's Messages API answers in Anthropic's error shape, every other route in the spec's.
+  if (/^\/v1\/messages(\/count_tokens)?(\?|$)/.test(request.target) && (envelope as { type?: unknown }).type === 'error') {
+    const anthropic = envelope as { error?: Record<string, unknown>; request_id?: unknown };
+    expect(Object.keys(anthropic), what).toEqual(['type', 'error', 'request_id']);
+    expect(anthropic.error, what).toMatchObject({ type: expect.stringMatching(/^(invalid_request_error|authentication_error|permission_error|not_found_error|request_too_large|rate_limit_error|api_error)$/), code: expect.any(String), message: expect.any(String) });
+    expect(response.headers['x-request-id'], what).toBe(anthropic.request_id);
+    return;
+  }
   expect(Object.keys(envelope), what).toEqual(['error']);
   expect(envelope.error, what).toMatchObject({ type: expect.stringMatching(/^(invalid_request_error|authentication_error|rate_limit_error|api_error)$/), code: expect.any(String), message: expect.any(String) });
   expect(envelope.error?.request_id, what).toMatch(/^req_/);
@@ -194,6 +202,12 @@ const ROUTES: Route[] = [
   { method: 'POST', path: fc.constant('/v1/chat/completions'), key: 'app', body: { ...VALID_CHAT, stream: true, tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }] } },
   { method: 'POST', path: fc.constant('/v1/chat/completions'), key: 'app', body: { prompt: 'greet', variables: { name: 'Ada' } } },
   { method: 'POST', path: fc.constant('/v1/embeddings'), key: 'app', body: { model: 'sim-embed', input: ['Hello', 'world'] } },
+  { method: 'POST', path: fc.constant('/v1/messages'), key: 'app', body: { model: 'sim', max_tokens: 16, messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello' }] }], tools: [{ name: 'f', input_schema: { type: 'object' } }] } },
+  { method: 'POST', path: fc.constant('/v1/messages'), key: 'app', body: { model: 'sim', max_tokens: 16, stream: true, system: 'Be brief.', messages: [{ role: 'user', content: 'Hello' }] } },
+  { method: 'POST', path: fc.constant('/v1/messages/count_tokens'), key: 'app', body: { model: 'sim', messages: [{ role: 'user', content: 'Hello' }] } },
+  { method: 'POST', path: fc.constant('/v1/responses'), key: 'app', body: { model: 'sim', input: [{ role: 'user', content: [{ type: 'input_text', text: 'Hello' }] }], max_output_tokens: 16 } },
+  { method: 'POST', path: fc.constant('/v1/responses'), key: 'app', body: { model: 'sim', input: 'Hello', stream: true, tools: [{ type: 'function', name: 'f', parameters: { type: 'object' } }] } },
+  { method: 'GET', path: pathParam.map((id) => `/v1/responses/${id}`), key: 'app', body: null },
   { method: 'GET', path: fc.constant('/v1/models'), key: 'app', body: null },
   { method: 'GET', path: pathParam.map((id) => `/v1/models/${id}`), key: 'app', body: null },
   { method: 'GET', path: pathParam.map((name) => `/v1/prompts/${name}`), key: 'developer', body: null },

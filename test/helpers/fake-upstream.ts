@@ -6,9 +6,19 @@
 import type { ServerResponse } from 'node:http';
 import { runStandalone, sendJson, sendStatus, sseEvent, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
 
-/** How the fake answers one request (embeddings take `ok`, with `usage: false` to report none, and the failures). */
+/** A function call the fake answers with; streamed, its arguments come in two pieces. */
+export interface FakeToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/**
+ * How the fake answers one request (embeddings take `ok`, with `usage: false` to report none, and the failures).
+ * `ok` with `toolCalls` answers them after the text (none by default then), with finish_reason `tool_calls`.
+ */
 export type Behaviour =
-  | { kind: 'ok'; text?: string; chunks?: number; usage?: boolean | Record<string, unknown> }
+  | { kind: 'ok'; text?: string; chunks?: number; usage?: boolean | Record<string, unknown>; toolCalls?: FakeToolCall[] }
   | { kind: 'status'; status: number; headers?: Record<string, string>; body?: unknown }
   | { kind: 'hang' }
   | { kind: 'break-after-first-chunk' }
@@ -40,10 +50,11 @@ function respond(behaviour: Behaviour, request: RecordedRequest<Behaviour>, res:
   const streaming = body.stream === true;
   switch (behaviour.kind) {
     case 'ok': {
-      const text = behaviour.text ?? DEFAULT_TEXT;
+      const calls = behaviour.toolCalls ?? [];
+      const text = behaviour.text ?? (calls.length > 0 ? '' : DEFAULT_TEXT);
       const usage = usageOf(behaviour.usage, body, text);
-      if (streaming) return void streamChunks(res, body, split(text, behaviour.chunks ?? 3), 0, usage);
-      return sendJson(res, 200, completion(body, text, usage));
+      if (streaming) return void streamChunks(res, body, split(text, behaviour.chunks ?? 3), 0, usage, calls);
+      return sendJson(res, 200, completion(body, text, usage, calls));
     }
     case 'status':
       return sendStatus(res, behaviour.status, behaviour.body ?? { error: { message: `Fake upstream error ${behaviour.status}`, type: errorType(behaviour.status) } }, behaviour.headers);
@@ -72,25 +83,34 @@ function usageOf(setting: boolean | Record<string, unknown> | undefined, body: C
   return typeof setting === 'object' ? setting : usageFor(body, text);
 }
 
-async function streamChunks(res: ServerResponse, body: ChatBody, pieces: string[], delayMs: number, usage: Record<string, unknown> | null): Promise<void> {
+async function streamChunks(res: ServerResponse, body: ChatBody, pieces: string[], delayMs: number, usage: Record<string, unknown> | null, calls: FakeToolCall[] = []): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   for (const [i, piece] of pieces.entries()) {
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     if (res.destroyed) return;
     res.write(sseEvent(chunk(body, i === 0 ? { role: 'assistant', content: piece } : { content: piece }, null)));
   }
-  res.write(sseEvent(chunk(body, {}, 'stop')));
+  // As OpenAI streams a call: its id and name first, then its arguments in pieces.
+  for (const [index, call] of calls.entries()) {
+    const half = Math.ceil(call.arguments.length / 2);
+    const opening = { index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } };
+    res.write(sseEvent(chunk(body, { ...(pieces.length === 0 && index === 0 ? { role: 'assistant', content: null } : {}), tool_calls: [opening] }, null)));
+    for (const part of [call.arguments.slice(0, half), call.arguments.slice(half)]) res.write(sseEvent(chunk(body, { tool_calls: [{ index, function: { arguments: part } }] }, null)));
+  }
+  res.write(sseEvent(chunk(body, {}, calls.length > 0 ? 'tool_calls' : 'stop')));
   if (usage && body.stream_options?.include_usage === true) res.write(sseEvent({ ...chunk(body, {}, null), choices: [], usage }));
   res.end('data: [DONE]\n\n');
 }
 
-function completion(body: ChatBody, text: string, usage: Record<string, unknown> | null): Record<string, unknown> {
+function completion(body: ChatBody, text: string, usage: Record<string, unknown> | null, calls: FakeToolCall[] = []): Record<string, unknown> {
+  const toolCalls = calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
+  const message = calls.length > 0 ? { role: 'assistant', content: text === '' ? null : text, tool_calls: toolCalls } : { role: 'assistant', content: text };
   return {
     id: 'chatcmpl-fake',
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model: String(body.model ?? 'fake-model'),
-    choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+    choices: [{ index: 0, message, finish_reason: calls.length > 0 ? 'tool_calls' : 'stop' }],
     ...(usage ? { usage } : {}),
   };
 }

@@ -8,7 +8,7 @@ import { expect } from 'vitest';
 import type { BehaviourBase, FakeServer } from './fake-server.ts';
 
 /** Reads a stream to its end into `seen` (kept when the stream throws, so tests can look at what came first). */
-export async function collect(stream: AsyncIterable<ChatCompletionChunk>, seen: ChatCompletionChunk[] = []): Promise<ChatCompletionChunk[]> {
+export async function collect<T = ChatCompletionChunk>(stream: AsyncIterable<T>, seen: T[] = []): Promise<T[]> {
   for await (const chunk of stream) seen.push(chunk);
   return seen;
 }
@@ -41,7 +41,7 @@ function idleConnections(http: UpstreamHttp, origin: string): number {
  * Reads three streams one after another and counts the connections the fake saw them on: one when
  * each body was read to its end and its connection went back to the pool, three when each was destroyed.
  */
-export async function connectionsOfThreeStreams(stream: () => AsyncIterable<ChatCompletionChunk>, http: UpstreamHttp, fake: FakeServer<BehaviourBase>): Promise<number> {
+export async function connectionsOfThreeStreams(stream: () => AsyncIterable<unknown>, http: UpstreamHttp, fake: FakeServer<BehaviourBase>): Promise<number> {
   for (let i = 0; i < 3; i++) {
     await collect(stream());
     // The pool takes the connection back once undici has seen the response end, a moment after the body's last byte.

@@ -29,39 +29,83 @@ function rejectedParam(body: ChatCompletionRequest, model: CatalogEntry): string
   return model.rejected_params?.find((param) => (body as Record<string, unknown>)[param] !== undefined);
 }
 
-function unsupported(body: ChatCompletionRequest, model: CatalogEntry): GatewayError | undefined {
+/** A parameter the catalog or the model's provider refuses. */
+export function unsupported(body: ChatCompletionRequest, model: CatalogEntry): GatewayError | undefined {
   const param = rejectedParam(body, model);
   if (param) return new UnsupportedParameterError(param, model.alias);
   return providerCannotServe(body, descriptorOf(model.provider), model.alias);
 }
 
-/**
- * Resolves the alias to its candidates (chat models; `route` names the endpoint when it is not
- * one) and drops those that cannot take the request (a
- * parameter the catalog or the provider rejects, a context window too small). When none is
- * left, the first candidate's reason is the answer: 422 `unsupported_parameter` or
- * `context_length_exceeded`.
- */
-export function resolveModel(catalog: CatalogFile, body: ChatCompletionRequest, route: string): ResolvedModel {
-  if (body.model === 'auto') throw new AutoModelUnavailableError();
-  const candidates = candidatesOf(catalog, body.model);
-  if (!candidates) throw new ModelNotFoundError(body.model);
+/** A prompt's tokens: bounded without the tokenizer, counted once, and only when a window needs it. */
+export class PromptTokens {
+  readonly #bound: number;
+  readonly #count: () => number;
+  #counted: number | undefined;
+
+  /** `bound`: an upper bound (the UTF-8 bytes: a token covers at least one); `count`: the tokenizer's count. */
+  constructor(bound: number, count: () => number) {
+    this.#bound = bound;
+    this.#count = count;
+  }
+
+  /** The count, when a window needed it. */
+  get counted(): number | undefined {
+    return this.#counted;
+  }
+
+  /** The prompt's tokens when they and `output` do not fit `window`; null when they fit. */
+  exceeding(window: number, output: number): number | null {
+    if (this.#bound + output <= window) return null;
+    this.#counted ??= this.#count();
+    return this.#counted + output > window ? this.#counted : null;
+  }
+}
+
+/** The chat models an alias stands for; `route` names the endpoint in the refusal of an embeddings model. */
+export function chatCandidatesOf(catalog: CatalogFile, alias: string, route: string): CatalogEntry[] {
+  if (alias === 'auto') throw new AutoModelUnavailableError();
+  const candidates = candidatesOf(catalog, alias);
+  if (!candidates) throw new ModelNotFoundError(alias);
   // Tiers are chat models only (the catalog loader sees to it): an embeddings model is an alias of its own.
-  if (candidates[0]?.mode === 'embeddings') throw new WrongModelModeError(body.model, 'embeddings', route);
-  const bound = promptTokensUpperBound(body.messages);
-  let promptTokens: number | undefined;
+  if (candidates[0]?.mode === 'embeddings') throw new WrongModelModeError(alias, 'embeddings', route);
+  return candidates;
+}
+
+/** Keeps the candidates `problemOf` finds nothing against; when none is left, the first one's problem is the answer. */
+export function usableCandidates(candidates: CatalogEntry[], problemOf: (model: CatalogEntry) => GatewayError | undefined): CatalogEntry[] {
   let firstProblem: GatewayError | undefined;
   const usable = candidates.filter((model) => {
-    // As OpenAI does, only an explicit max_tokens is counted against the window.
-    const output = requestedOutput(body) ?? 0;
-    let problem = unsupported(body, model);
-    if (!problem && bound + output > model.context_window) {
-      promptTokens ??= countPromptTokens(body.messages);
-      if (promptTokens + output > model.context_window) problem = new ContextLengthExceededError(model.alias, promptTokens, output, model.context_window);
-    }
+    const problem = problemOf(model);
     firstProblem ??= problem;
     return problem === undefined;
   });
   if (usable.length === 0) throw firstProblem as GatewayError;
-  return { candidates: usable, promptTokens };
+  return usable;
+}
+
+/** Why a chat model cannot take a chat request: a parameter the catalog or its provider rejects, or a window too small. */
+export function chatProblem(body: ChatCompletionRequest, model: CatalogEntry, tokens: PromptTokens): GatewayError | undefined {
+  const problem = unsupported(body, model);
+  if (problem) return problem;
+  // As OpenAI does, only an explicit max_tokens is counted against the window.
+  const output = requestedOutput(body) ?? 0;
+  const counted = tokens.exceeding(model.context_window, output);
+  return counted === null ? undefined : new ContextLengthExceededError(model.alias, counted, output, model.context_window);
+}
+
+/** A chat request's prompt tokens (OpenAI's per-message accounting). */
+export function chatPromptTokens(body: ChatCompletionRequest): PromptTokens {
+  return new PromptTokens(promptTokensUpperBound(body.messages), () => countPromptTokens(body.messages));
+}
+
+/**
+ * Resolves the alias to its candidates (chat models; `route` names the endpoint when it is not
+ * one) and drops those that cannot take the request (a parameter the catalog or the provider
+ * rejects, a context window too small). When none is left, the first candidate's reason is the
+ * answer: 422 `unsupported_parameter` or `context_length_exceeded`.
+ */
+export function resolveModel(catalog: CatalogFile, body: ChatCompletionRequest, route: string): ResolvedModel {
+  const tokens = chatPromptTokens(body);
+  const candidates = usableCandidates(chatCandidatesOf(catalog, body.model, route), (model) => chatProblem(body, model, tokens));
+  return { candidates, promptTokens: tokens.counted };
 }

@@ -21,7 +21,7 @@ export const anthropicDescriptor = {
     reasoning_effort: Type.Optional(ReasoningEffortSchema),
     anthropic_beta: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'Values of the anthropic-beta header.' })),
   },
-  capabilities: { chat: true, stream: true, embed: false },
+  capabilities: { chat: true, stream: true, embed: false, nativeMessages: true },
   params: new Set([
     'max_tokens',
     'max_completion_tokens',

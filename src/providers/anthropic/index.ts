@@ -1,4 +1,4 @@
-/** The adapter for Anthropic's Messages API: OpenAI chat in, Anthropic on the wire, OpenAI chat out. */
+/** The adapter for Anthropic's Messages API: OpenAI chat in, Anthropic on the wire, OpenAI chat out; or Anthropic's Messages untranslated. */
 import type { ModelOf } from '../../catalog/schema.ts';
 import type { ProviderAdapter } from '../types.ts';
 import type { UpstreamHttp } from '../shared/http.ts';
@@ -7,6 +7,7 @@ import { readAnthropicError } from './errors.ts';
 import { buildAnthropicRequest } from './request.ts';
 import { parseMessage } from './response.ts';
 import { translateStream } from './stream.ts';
+import { buildNativeCall, nativeEvents, parseNativeMessage } from './native.ts';
 
 /** Builds the adapter on the worker's shared connection pool. */
 export function createAnthropicAdapter(http: UpstreamHttp): ProviderAdapter<ModelOf<'anthropic'>> {
@@ -18,6 +19,16 @@ export function createAnthropicAdapter(http: UpstreamHttp): ProviderAdapter<Mode
     async *stream(req) {
       const body = await sendUpstream(http, buildAnthropicRequest(req.target, req.body, true), req, readAnthropicError);
       yield* translateBody(body, req.signal, (source) => translateStream(source, req.target));
+    },
+    messages: {
+      async complete(req) {
+        const body = await sendUpstream(http, buildNativeCall(req.target, req.body, req.betas, false), req, readAnthropicError);
+        return parseNativeMessage(await readJsonBody(body, req.signal));
+      },
+      async *stream(req) {
+        const body = await sendUpstream(http, buildNativeCall(req.target, req.body, req.betas, true), req, readAnthropicError);
+        yield* translateBody(body, req.signal, nativeEvents);
+      },
     },
   };
 }

@@ -39,8 +39,11 @@ export function buildAnthropicBody(target: Target, body: ChatRequest, stream: bo
   return request;
 }
 
-/** The full HTTP call: URL, headers (key, version, beta flags) and the serialised body. */
-export function buildAnthropicRequest(target: Target, body: ChatRequest, stream: boolean): UpstreamCall {
+/**
+ * The URL and headers of a Messages API call: key, version, and the beta flags of the catalog entry
+ * with those the client asked for (`betas`, a client of our /v1/messages routed natively).
+ */
+export function messagesAddress(target: Target, stream: boolean, betas: readonly string[] = []): Omit<UpstreamCall, 'body'> {
   const base = (target.model.base_url ?? ANTHROPIC_BASE_URL).replace(/\/+$/, '');
   const headers: Record<string, string> = {
     'content-type': 'application/json',
@@ -48,9 +51,14 @@ export function buildAnthropicRequest(target: Target, body: ChatRequest, stream:
     'anthropic-version': ANTHROPIC_VERSION,
   };
   if (target.apiKey !== null && target.apiKey !== '') headers['x-api-key'] = target.apiKey;
-  const beta = target.model.anthropic_beta ?? [];
+  const beta = [...new Set([...(target.model.anthropic_beta ?? []), ...betas])];
   if (beta.length > 0) headers['anthropic-beta'] = beta.join(',');
-  return { url: `${base}/v1/messages`, headers, body: JSON.stringify(buildAnthropicBody(target, body, stream)) };
+  return { url: `${base}/v1/messages`, headers };
+}
+
+/** The full HTTP call: URL, headers and the serialised body. */
+export function buildAnthropicRequest(target: Target, body: ChatRequest, stream: boolean): UpstreamCall {
+  return { ...messagesAddress(target, stream), body: JSON.stringify(buildAnthropicBody(target, body, stream)) };
 }
 
 function samplingFields(body: ChatRequest): Partial<AnthropicRequest> {

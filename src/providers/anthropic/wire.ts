@@ -1,63 +1,54 @@
 /**
- * The parts of Anthropic's Messages API wire format (anthropic-version 2023-06-01) that the adapter
- * writes and reads: request bodies, response messages, stream events, error bodies. Types only.
+ * What the adapter writes to and reads from Anthropic's Messages API, derived from the schemas of
+ * src/wire/anthropic-messages.ts. The door admits any block type and loose fields; what the adapter
+ * sends is narrower: each block type with the fields it must have, so that the compiler checks
+ * every block the adapter builds.
  */
+import type {
+  ContentBlockParam,
+  ErrorBody,
+  MessageParam,
+  MessagesRequest,
+  OutputConfig,
+  Source,
+  ThinkingConfig,
+  ToolChoiceParam,
+  ToolParam,
+  Usage,
+} from '../../wire/anthropic-messages.ts';
 
-/** Prompt-caching marker; `ttl` is `5m` or `1h`. Copied from the client's part as it was sent. */
-export interface AnthropicCacheControl {
-  type: string;
-  ttl?: string;
-  [field: string]: unknown;
-}
+/** The fields R of T required and the fields O optional, none of them null. */
+type Shape<T, R extends keyof T, O extends keyof T = never> = { [F in R]-?: NonNullable<T[F]> } & { [F in O]?: NonNullable<T[F]> };
+
+/** The variant of a flat schema type whose `type` is K. */
+type Variant<T extends { type?: unknown }, K extends string, R extends keyof T = never, O extends keyof T = never> = { type: K } & Shape<T, R, O>;
 
 /** A text block. */
-export interface AnthropicTextBlock {
-  type: 'text';
-  text: string;
-  cache_control?: AnthropicCacheControl;
-}
+export type AnthropicTextBlock = Variant<ContentBlockParam, 'text', 'text', 'cache_control'>;
 
 /** An image block: base64 data or a URL the API fetches. */
-export interface AnthropicImageBlock {
-  type: 'image';
-  source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
-  cache_control?: AnthropicCacheControl;
-}
+export type AnthropicImageBlock = Variant<ContentBlockParam, 'image', never, 'cache_control'> & {
+  source: Variant<Source, 'base64', 'media_type' | 'data'> | Variant<Source, 'url', 'url'>;
+};
 
 /** A document block: a base64 PDF or plain text. */
-export interface AnthropicDocumentBlock {
-  type: 'document';
-  source: { type: 'base64'; media_type: 'application/pdf'; data: string } | { type: 'text'; media_type: 'text/plain'; data: string };
-  cache_control?: AnthropicCacheControl;
-}
+export type AnthropicDocumentBlock = Variant<ContentBlockParam, 'document', never, 'cache_control'> & {
+  source: (Variant<Source, 'base64', 'data'> & { media_type: 'application/pdf' }) | (Variant<Source, 'text', 'data'> & { media_type: 'text/plain' });
+};
 
 /** A tool call the assistant made. */
-export interface AnthropicToolUseBlock {
-  type: 'tool_use';
-  id: string;
-  name: string;
-  input: Record<string, unknown>;
-}
+export type AnthropicToolUseBlock = Variant<ContentBlockParam, 'tool_use', 'id' | 'name' | 'input'>;
 
 /** The answer to one tool call. */
-export interface AnthropicToolResultBlock {
-  type: 'tool_result';
-  tool_use_id: string;
+export type AnthropicToolResultBlock = Variant<ContentBlockParam, 'tool_result', 'tool_use_id'> & {
   content: string | Array<AnthropicTextBlock | AnthropicImageBlock>;
-}
+};
 
 /** Extended thinking, with the signature the API checks when it comes back. */
-export interface AnthropicThinkingBlock {
-  type: 'thinking';
-  thinking: string;
-  signature: string;
-}
+export type AnthropicThinkingBlock = Variant<ContentBlockParam, 'thinking', 'thinking' | 'signature'>;
 
 /** Thinking the API encrypted; sent back as it came. */
-export interface AnthropicRedactedThinkingBlock {
-  type: 'redacted_thinking';
-  data: string;
-}
+export type AnthropicRedactedThinkingBlock = Variant<ContentBlockParam, 'redacted_thinking', 'data'>;
 
 /** Any block the adapter sends in a message. */
 export type AnthropicContentBlock =
@@ -69,73 +60,47 @@ export type AnthropicContentBlock =
   | AnthropicThinkingBlock
   | AnthropicRedactedThinkingBlock;
 
-/** One turn of `messages`. */
+/** One turn of `messages` (system prompts go in the top-level `system`). */
 export interface AnthropicMessageParam {
-  role: 'user' | 'assistant';
+  role: Exclude<MessageParam['role'], 'system'>;
   content: string | AnthropicContentBlock[];
 }
 
 /** A client tool. */
-export interface AnthropicTool {
-  name: string;
-  description?: string;
-  input_schema: Record<string, unknown>;
-  cache_control?: AnthropicCacheControl;
-  strict?: true;
-}
+export type AnthropicTool = Shape<ToolParam, 'name' | 'input_schema', 'description' | 'cache_control' | 'strict'>;
 
 /** How the model must use tools. */
 export type AnthropicToolChoice =
-  | { type: 'auto' | 'any'; disable_parallel_tool_use?: true }
-  | { type: 'tool'; name: string; disable_parallel_tool_use?: true }
-  | { type: 'none' };
+  | Variant<ToolChoiceParam, 'auto' | 'any', never, 'disable_parallel_tool_use'>
+  | Variant<ToolChoiceParam, 'tool', 'name', 'disable_parallel_tool_use'>
+  | Variant<ToolChoiceParam, 'none'>;
 
 /** Extended thinking settings. */
-export type AnthropicThinking = { type: 'enabled'; budget_tokens: number } | { type: 'adaptive'; display?: string } | { type: 'disabled' };
+export type AnthropicThinking = Variant<ThinkingConfig, 'enabled', 'budget_tokens'> | Variant<ThinkingConfig, 'adaptive', never, 'display'> | Variant<ThinkingConfig, 'disabled'>;
 
 /** Adaptive effort levels of `output_config.effort`. */
-export type AnthropicEffort = 'low' | 'medium' | 'high' | 'xhigh' | 'max';
+export type AnthropicEffort = NonNullable<OutputConfig['effort']>;
 
 /** Output settings: effort (adaptive thinking) and structured output. */
-export interface AnthropicOutputConfig {
-  effort?: AnthropicEffort;
-  format?: { type: 'json_schema'; schema: Record<string, unknown> };
-}
+export type AnthropicOutputConfig = Shape<OutputConfig, never, 'effort' | 'format'>;
 
 /** The body of POST /v1/messages. */
-export interface AnthropicRequest {
-  model: string;
-  max_tokens: number;
+export type AnthropicRequest = Pick<MessagesRequest, 'model' | 'max_tokens' | 'stop_sequences' | 'temperature' | 'top_p' | 'top_k'> & {
   messages: AnthropicMessageParam[];
   system?: AnthropicTextBlock[];
-  stop_sequences?: string[];
-  temperature?: number;
-  top_p?: number;
-  top_k?: number;
-  metadata?: { user_id: string };
+  metadata?: Shape<NonNullable<MessagesRequest['metadata']>, 'user_id'>;
   tools?: AnthropicTool[];
   tool_choice?: AnthropicToolChoice;
   thinking?: AnthropicThinking;
   output_config?: AnthropicOutputConfig;
   stream?: true;
-}
+};
 
-/** Token counts as Anthropic reports them; the cache fields may be absent or null. */
-export interface AnthropicUsage {
-  input_tokens?: number | null;
-  output_tokens?: number | null;
-  cache_creation_input_tokens?: number | null;
-  cache_read_input_tokens?: number | null;
-}
-
-/** The `error` object of an error body or event. */
-export interface AnthropicErrorDetail {
-  type: string;
-  message: string;
-}
+/** Token counts as an upstream reports them: any may be absent, the cache counts null. */
+export type AnthropicUsage = Partial<Pick<Usage, 'input_tokens' | 'output_tokens' | 'cache_creation_input_tokens' | 'cache_read_input_tokens'>>;
 
 /** An error body (`{type:'error', error:{type, message}}`), as HTTP bodies and `event: error` carry it. */
-export interface AnthropicErrorBody {
-  type: 'error';
-  error: AnthropicErrorDetail;
-}
+export type AnthropicErrorBody = Pick<ErrorBody, 'type' | 'error'>;
+
+/** The `error` object of an error body or event. */
+export type AnthropicErrorDetail = AnthropicErrorBody['error'];

@@ -16,7 +16,7 @@ export const geminiDescriptor = {
     ),
     reasoning_effort: Type.Optional(ReasoningEffortSchema),
   },
-  capabilities: { chat: true, stream: true, embed: true },
+  capabilities: { chat: true, stream: true, embed: true, nativeMessages: false },
   params: new Set([
     'max_tokens',
     'max_completion_tokens',

@@ -18,7 +18,7 @@ export const openAiCompatibleDescriptor = {
     ...API_KEY_ENV_OPTION,
     azure: Type.Optional(AzureOptionsSchema),
   },
-  capabilities: { chat: true, stream: true, embed: true },
+  capabilities: { chat: true, stream: true, embed: true, nativeMessages: false },
   params: null,
   contentParts: null,
 } as const satisfies ProviderDescriptor;

@@ -29,7 +29,7 @@ export type SimulatorOptions = Static<typeof SimulatorOptionsSchema>;
 export const simulatorDescriptor = {
   name: 'simulator',
   options: { simulator: Type.Optional(SimulatorOptionsSchema) },
-  capabilities: { chat: true, stream: true, embed: true },
+  capabilities: { chat: true, stream: true, embed: true, nativeMessages: false },
   params: null,
   contentParts: null,
 } as const satisfies ProviderDescriptor;

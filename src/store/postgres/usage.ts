@@ -1,6 +1,6 @@
 /** Usage records in PostgreSQL: idempotent bulk insert by request id, keyset pages, and sums. */
 import type { Pool } from 'pg';
-import type { UsageCursor, UsageFilter, UsageGroup, UsageRecord, UsageRepository } from '../repository.ts';
+import type { UsageCursor, UsageFilter, UsageGroup, UsageRepository } from '../repository.ts';
 import { fromUsageFields, toUsageFields, type UsageFields } from '../usage-fields.ts';
 
 // bigint arrives as a string.

@@ -1,21 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { renderTemplates, templateVariables } from '../../../src/prompts/template.ts';
-import { GatewayError } from '../../../src/errors/gateway-error.ts';
+import { gatewayError as failure } from '../../helpers/gateway-errors.ts';
 
 const templates = [
   { role: 'system', content: 'You help {{ company }} customers.' },
   { role: 'user', content: 'Hi, I am {{name}}. {{name}} asks about {{topic}}.' },
 ];
-
-function failure(fn: () => unknown): GatewayError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof GatewayError) return error;
-    throw error;
-  }
-  throw new Error('expected a GatewayError');
-}
 
 describe('templateVariables', () => {
   it('lists every placeholder once, sorted, with or without inner spaces', () => {

@@ -2,17 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { requestShape } from '../../../../src/operations/chat/request-shape.ts';
 import type { ChatCompletionBody } from '../../../../src/operations/chat/request-schema.ts';
 import { GatewayError } from '../../../../src/errors/gateway-error.ts';
+import { gatewayError } from '../../../helpers/gateway-errors.ts';
 
 const messages = [{ role: 'user' as const, content: 'hi' }];
 
 function failure(body: Record<string, unknown>): GatewayError {
-  try {
-    requestShape(body as ChatCompletionBody);
-  } catch (error) {
-    if (error instanceof GatewayError) return error;
-    throw error;
-  }
-  throw new Error('expected a GatewayError');
+  return gatewayError(() => requestShape(body as ChatCompletionBody));
 }
 
 describe('requestShape', () => {

@@ -6,10 +6,10 @@ import { countPromptTokens, promptTokensUpperBound } from '../../../../src/catal
 import {
   AutoModelUnavailableError,
   ContextLengthExceededError,
-  GatewayError,
   ModelNotFoundError,
   UnsupportedParameterError,
 } from '../../../../src/errors/gateway-error.ts';
+import { gatewayError as thrown } from '../../../helpers/gateway-errors.ts';
 
 function model(context_window: number, overrides: Record<string, unknown> = {}): CatalogModel {
   return { provider: 'simulator', upstream_model: 'sim', context_window, max_output_tokens: 1024, input_price_per_mtok: 1, output_price_per_mtok: 1, ...overrides } as CatalogModel;
@@ -35,16 +35,6 @@ function resolve(request: ChatCompletionRequest) {
 
 function body(model: string, fields: Record<string, unknown> = {}, content = 'hi'): ChatCompletionRequest {
   return { model, messages: [{ role: 'user', content }], ...fields } as ChatCompletionRequest;
-}
-
-function thrown(run: () => unknown): GatewayError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(GatewayError);
-    return error as GatewayError;
-  }
-  throw new Error('expected a GatewayError');
 }
 
 // About 1 token per 'hello ' but 6 bytes: the byte bound overshoots, the count does not.

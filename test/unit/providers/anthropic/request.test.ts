@@ -3,12 +3,13 @@ import { readdirSync } from 'node:fs';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { ModelOf } from '../../../../src/catalog/schema.ts';
 import { ChatCompletionRequestSchema } from '../../../../src/operations/chat/request-schema.ts';
-import { GatewayError, InvalidValueError, UnsupportedParameterError } from '../../../../src/errors/gateway-error.ts';
+import { InvalidValueError, UnsupportedParameterError } from '../../../../src/errors/gateway-error.ts';
 import { anthropicDescriptor } from '../../../../src/providers/anthropic/descriptor.ts';
 import { buildAnthropicBody, buildAnthropicRequest } from '../../../../src/providers/anthropic/request.ts';
 import type { ChatMessage, ChatRequest } from '../../../../src/wire/openai-chat.ts';
 import { ANTHROPIC_FIXTURES_DIR, ANTHROPIC_FIXTURE_MODEL, readAnthropicFixture } from '../../../helpers/fake-anthropic.ts';
 import { targetFor } from '../../../helpers/provider-calls.ts';
+import { gatewayError as refusal } from '../../../helpers/gateway-errors.ts';
 
 type Model = ModelOf<'anthropic'>;
 
@@ -54,17 +55,6 @@ function target(model: Partial<Model> = {}, apiKey: string | null = 'sk-ant-test
 
 function body(messages: ChatMessage[], fields: Partial<ChatRequest> = {}): ChatRequest {
   return { messages, ...fields };
-}
-
-/** The GatewayError a translation throws; fails the test when it throws nothing or something else. */
-function refusal(translate: () => unknown): GatewayError {
-  try {
-    translate();
-  } catch (error) {
-    if (error instanceof GatewayError) return error;
-    throw error;
-  }
-  throw new Error('expected a GatewayError');
 }
 
 const user = (content: ChatMessage['content']): ChatMessage => ({ role: 'user', content });

@@ -4,12 +4,12 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { ModelOf } from '../../../../src/catalog/schema.ts';
 import { providerCannotServe } from '../../../../src/operations/chat/provider-support.ts';
 import { ChatCompletionRequestSchema } from '../../../../src/operations/chat/request-schema.ts';
-import { GatewayError } from '../../../../src/errors/gateway-error.ts';
 import { geminiDescriptor } from '../../../../src/providers/gemini/descriptor.ts';
 import { THINKING_BUDGETS, THINKING_LEVELS, buildGeminiBody, buildGeminiCall } from '../../../../src/providers/gemini/request.ts';
 import type { ChatRequest } from '../../../../src/wire/openai-chat.ts';
 import { GEMINI_FIXTURES_DIR, GEMINI_FIXTURE_MODEL } from '../../../helpers/fake-gemini.ts';
 import { targetFor } from '../../../helpers/provider-calls.ts';
+import { gatewayError as refusal } from '../../../helpers/gateway-errors.ts';
 
 type Model = ModelOf<'gemini'>;
 
@@ -35,17 +35,6 @@ function target(model: Partial<Model> = {}, apiKey: string | null = 'test-key') 
 
 function body(request: Partial<ChatRequest> & Record<string, unknown>, model: Partial<Model> = {}) {
   return buildGeminiBody(target(model), { messages: [user('Hi')], ...request });
-}
-
-/** The GatewayError a translation throws. */
-function refusal(run: () => unknown): GatewayError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof GatewayError) return error;
-    throw error;
-  }
-  throw new Error('expected a GatewayError');
 }
 
 describe('gemini request fixtures', () => {

@@ -1,0 +1,89 @@
+/**
+ * POST /v1/messages as an operation: Anthropic's Messages API at the gateway's door. A candidate
+ * whose provider speaks it gets the request untranslated; the others get it translated to chat
+ * (to-chat.ts), so a request that chat cannot express is served by the native candidates alone.
+ */
+import type { CatalogEntry } from '../../catalog/load-catalog.ts';
+import { estimateTokens } from '../../catalog/tokens.ts';
+import { ContextLengthExceededError, GatewayError, UnsupportedParameterError } from '../../errors/gateway-error.ts';
+import { speaksMessages } from '../../providers/descriptors.ts';
+import type { MessagesRequest } from '../../wire/anthropic-messages.ts';
+import type { WebOperation } from '../operation.ts';
+import { chatCandidatesOf, chatProblem, chatPromptTokens, PromptTokens, usableCandidates } from '../chat/resolve-model.ts';
+import { anthropicFraming } from './framing.ts';
+import { mapMessagesTexts } from './map-texts.ts';
+import { countPromptTokens, promptTextBytes } from './prompt-text.ts';
+import { messagesToChat } from './to-chat.ts';
+import { MESSAGES_PARAMS } from './param-names.ts';
+import { inClientTerms } from '../client-params.ts';
+
+/** A request, and the `anthropic-beta` flags the client sent (a native upstream gets them). */
+export interface PlannedMessages {
+  request: MessagesRequest;
+  betas: string[];
+}
+
+/** The `anthropic-beta` header: comma-separated flags, possibly repeated. */
+function betasOf(header: string | string[] | undefined): string[] {
+  const values = header === undefined ? [] : Array.isArray(header) ? header : [header];
+  return [...new Set(values.flatMap((value) => value.split(',')).map((flag) => flag.trim()).filter((flag) => flag !== ''))];
+}
+
+/** Why a native candidate cannot take the request: a parameter its catalog entry rejects, or a window too small. */
+function nativeProblem(request: MessagesRequest, model: CatalogEntry, tokens: PromptTokens): GatewayError | undefined {
+  const rejected = model.rejected_params?.find((param) => (request as Record<string, unknown>)[param] !== undefined);
+  if (rejected) return new UnsupportedParameterError(rejected, model.alias);
+  const counted = tokens.exceeding(model.context_window, request.max_tokens);
+  return counted === null ? undefined : new ContextLengthExceededError(model.alias, counted, request.max_tokens, model.context_window);
+}
+
+/** The chat view of the request, made once and only when a translated candidate needs it; a refusal is that candidate's problem. */
+function translation(request: MessagesRequest) {
+  let made: { chat: Parameters<typeof chatProblem>[0]; tokens: PromptTokens } | GatewayError | undefined;
+  return () => {
+    if (made === undefined) {
+      try {
+        const { chat } = messagesToChat(request);
+        const view = { ...chat, model: request.model };
+        made = { chat: view, tokens: chatPromptTokens(view) };
+      } catch (error) {
+        if (!(error instanceof GatewayError)) throw error;
+        made = error;
+      }
+    }
+    return made;
+  };
+}
+
+/** The Messages operation. */
+export const messagesOperation: WebOperation<MessagesRequest, PlannedMessages> = {
+  name: 'messages',
+  path: '/v1/messages',
+  framing: anthropicFraming,
+  plan(request, context) {
+    const native = new PromptTokens(promptTextBytes(request), () => countPromptTokens(request));
+    const translated = translation(request);
+    const candidates = usableCandidates(chatCandidatesOf(context.catalog, request.model, '/v1/messages'), (model) => {
+      if (speaksMessages(model.provider)) return nativeProblem(request, model, native);
+      const view = translated();
+      if (view instanceof GatewayError) return view;
+      const problem = chatProblem(view.chat, model, view.tokens);
+      return problem === undefined ? undefined : (inClientTerms(problem, MESSAGES_PARAMS) as GatewayError);
+    });
+    return {
+      body: { request, betas: betasOf(context.headers['anthropic-beta']) },
+      requestedModel: request.model,
+      candidates,
+      promptTokens: native.counted,
+      promptEstimate: estimateTokens(promptTextBytes(request)),
+      maxOutputTokens: request.max_tokens,
+      stream: request.stream === true,
+      prompt: null,
+    };
+  },
+  mapTexts: (planned, replace) => ({ ...planned, request: mapMessagesTexts(planned.request, replace) }),
+  jobPayload({ request, betas }) {
+    const { model: _model, stream: _stream, ...body } = request;
+    return { operation: 'messages', body, betas };
+  },
+};

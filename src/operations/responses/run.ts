@@ -1,0 +1,78 @@
+/** How a worker runs a Responses request: translated to chat, and the chat answer translated back. */
+import type { JobOf } from '../../queue/completion-job.ts';
+import type { ProviderTarget } from '../../providers/types.ts';
+import { countPromptTokens } from '../../catalog/tokens.ts';
+import type { ResponsesRequest } from '../../wire/openai-responses.ts';
+import type { FinalEvent, OperationRunner, RunContext, SentChunk } from '../runner.ts';
+import { producedText } from '../chat/produced-text.ts';
+import { chatToResponse, ResponseStreamTranslator, type ResponseContext } from './from-chat.ts';
+import { RESPONSES_PARAMS } from './param-names.ts';
+import { renamingParams } from '../client-params.ts';
+import { responsesToChat } from './to-chat.ts';
+
+type ResponsesRun = RunContext<JobOf<'responses'>>;
+
+function requestOf(data: JobOf<'responses'>): ResponsesRequest {
+  return { ...data.body, model: data.requestedModel, stream: data.stream };
+}
+
+/** What the translation names the response by: `resp_<request id>`, the alias that answers, the time it was asked. */
+function contextOf(ctx: ResponsesRun, target: ProviderTarget): ResponseContext {
+  return { id: `resp_${ctx.data.requestId}`, model: target.alias, createdAt: Math.floor(ctx.data.enqueuedAt / 1000), request: requestOf(ctx.data) };
+}
+
+function chatRequest(ctx: ResponsesRun, target: ProviderTarget, timeoutMs: number) {
+  return { target, body: responsesToChat(requestOf(ctx.data)).chat, signal: ctx.signal, timeoutMs };
+}
+
+/** A non-streamed response: the chat answer translated, as one `result` event. */
+async function runResponse(ctx: ResponsesRun): Promise<FinalEvent> {
+  const { value: response } = await ctx.attempt(async (target, timeoutMs) => {
+    const completion = await ctx.providers.complete(chatRequest(ctx, target, timeoutMs));
+    ctx.trace.reported = completion.usage ?? null;
+    ctx.trace.text = completion.choices.map((choice) => producedText(choice.message)).join('');
+    return chatToResponse({ ...completion, usage: ctx.usage().usage }, contextOf(ctx, target));
+  }, () => true);
+  return { type: 'result', payload: JSON.stringify(response) };
+}
+
+/**
+ * A streamed response. Its first events (response.created, .in_progress) go out with the first
+ * chunk's, not before the upstream answered: a request that fails before then still gets its
+ * error's status; once they reached the client it is never retried.
+ */
+async function runStream(ctx: ResponsesRun): Promise<FinalEvent> {
+  await ctx.attempt(async (target, timeoutMs) => {
+    const translator = new ResponseStreamTranslator(contextOf(ctx, target));
+    let started = false;
+    // The opening events go out with the first chunk's, as one chunk of events.
+    const emit = (events: () => readonly object[]) => {
+      const opening = started ? [] : translator.start();
+      started = true;
+      ctx.emit(...[...opening, ...events()].map((event) => JSON.stringify(event)));
+    };
+    for await (const chunk of ctx.providers.stream(chatRequest(ctx, target, timeoutMs))) {
+      if (chunk.usage) ctx.trace.reported = chunk.usage;
+      if (chunk.choices.length === 0) continue;
+      for (const choice of chunk.choices) ctx.trace.text += producedText(choice.delta);
+      emit(() => translator.push(chunk));
+    }
+    emit(() => translator.finish(ctx.usage().usage));
+  }, () => ctx.trace.firstChunkAt === null);
+  const { usage, source } = ctx.usage();
+  return { type: 'done', payload: JSON.stringify({ usage, usage_source: source }) };
+}
+
+/** The text of a delta event, and the model of response.created. */
+function readEvent(event: { type?: unknown; delta?: unknown; response?: { model?: unknown } }): SentChunk {
+  const text = typeof event.delta === 'string' ? event.delta : '';
+  const model = event.type === 'response.created' && typeof event.response?.model === 'string' ? event.response.model : null;
+  return { text, model };
+}
+
+/** The Responses operation, worker half. */
+export const responsesRunner: OperationRunner<JobOf<'responses'>> = {
+  run: (ctx) => renamingParams(() => (ctx.data.stream ? runStream(ctx) : runResponse(ctx)), RESPONSES_PARAMS),
+  countPrompt: (data) => countPromptTokens(responsesToChat(requestOf(data)).chat.messages),
+  readChunk: (payload) => readEvent(JSON.parse(payload) as Parameters<typeof readEvent>[0]),
+};
