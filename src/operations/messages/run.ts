@@ -64,10 +64,16 @@ async function runMessage(ctx: MessagesRun): Promise<FinalEvent> {
   return { type: 'result', payload: JSON.stringify(message) };
 }
 
-/** Relays an upstream's own stream, its message named by the alias; its usage and text go to the trace. */
+/**
+ * Relays an upstream's own stream, its message named by the alias; its usage and text go to the
+ * trace. The events around the content (message_start, a block's start and stop, message_delta,
+ * message_stop) go out with the next delta, or together at the end: each stored event then carries
+ * content, as a chat chunk does, and costs Redis what one does.
+ */
 async function relayNative(ctx: MessagesRun, target: ProviderTarget, timeoutMs: number): Promise<void> {
   let start: AnthropicUsage | null = null;
   let delta: AnthropicUsage | null = null;
+  let held: string[] = [];
   for await (const event of ctx.providers.messages.stream(nativeRequest(ctx, target, timeoutMs))) {
     let sent = event;
     if (event.type === 'message_start' && isRecord(event.message)) {
@@ -79,8 +85,12 @@ async function relayNative(ctx: MessagesRun, target: ProviderTarget, timeoutMs: 
     }
     if (start !== null || delta !== null) ctx.trace.reported = chatUsageOf({ ...start, ...delta });
     ctx.trace.text += readEvent(event).text;
-    ctx.emit(JSON.stringify(sent));
+    held.push(JSON.stringify(sent));
+    if (event.type !== 'content_block_delta') continue;
+    ctx.emit(...held);
+    held = [];
   }
+  ctx.emit(...held);
 }
 
 /** Translates a chat upstream's stream into Anthropic's events. */
