@@ -48,11 +48,11 @@ export async function rateLimitHeader(stack: BenchStack): Promise<string | null>
 /**
  * A private Redis (its counters belong to the run alone) and one web and one worker process from
  * `root` (this checkout when undefined) with every feature on, both undone by `cleanups`.
- * `cpus` pins Redis, web and worker to the gateway's and the upstream to its own.
+ * `cpus` pins Redis, web and worker to the gateway's and the upstream to its own; `models` adds catalog aliases.
  */
 export async function startAllFeaturesStack(
   cleanups: CleanupStack,
-  options: { root: string | undefined; connections: number; cpus?: { gateway: string; upstream: string } },
+  options: { root: string | undefined; connections: number; cpus?: { gateway: string; upstream: string }; models?: StackOptions['models'] },
 ): Promise<{ redisServer: PrivateRedis; stack: BenchStack }> {
   const redisServer = await startPrivateRedis(options.cpus ? { cpus: options.cpus.gateway } : {});
   cleanups.register(() => redisServer.stop());
@@ -67,6 +67,7 @@ export async function startAllFeaturesStack(
     env: ALL_FEATURES_ENV,
     prepareTenant: prepareAllFeatures,
     ...(options.cpus ? { cpus: options.cpus } : {}),
+    ...(options.models ? { models: options.models } : {}),
   });
   cleanups.register(() => stack.close());
   return { redisServer, stack };

@@ -14,7 +14,7 @@ import { Redis } from 'ioredis';
 import { deletePrefix, spawnEntry, type GatewayProcess } from '../test/helpers/gateway-processes.ts';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
 import type { Repository } from '../src/store/repository.ts';
-import type { CatalogFile, CatalogModel } from '../src/catalog/schema.ts';
+import type { WrittenCatalog } from '../src/catalog/schema.ts';
 import { freePort } from '../test/helpers/free-port.ts';
 
 /** The model alias the bench requests from the gateway. */
@@ -38,8 +38,8 @@ export interface StackOptions {
   prepareTenant?: (repository: Repository, tenantId: string) => Promise<void>;
   /** taskset CPU lists: web and workers on `gateway`, the upstream on `upstream` [unpinned]. */
   cpus?: { gateway: string; upstream: string };
-  /** More catalog aliases besides BENCH_MODEL, on the bench upstream (whose base URL ends in /v1) [none]. */
-  models?: (upstreamUrl: string) => Record<string, CatalogModel>;
+  /** More catalog aliases besides BENCH_MODEL, as written in a catalog file (an embeddings model has no output fields), on the bench upstream (whose base URL ends in /v1) [none]. */
+  models?: (upstreamUrl: string) => WrittenCatalog['models'];
 }
 
 /** A running stack. */
@@ -87,7 +87,7 @@ async function stop(proc: GatewayProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-function benchCatalog(upstreamUrl: string, more: Record<string, CatalogModel>): CatalogFile {
+function benchCatalog(upstreamUrl: string, more: WrittenCatalog['models']): WrittenCatalog {
   return {
     models: {
       ...more,

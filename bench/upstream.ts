@@ -6,7 +6,8 @@
  * content chunks, a usage chunk when `stream_options.include_usage` is set, `data: [DONE]`),
  * Anthropic's Messages format (`/v1/messages`: message_start, a text block of 20 text_delta events,
  * message_delta, message_stop) or Gemini's (`/v1beta/models/{model}:generateContent` and
- * `:streamGenerateContent?alt=sse`: 20 events, the last with finishReason and usage). No artificial delay.
+ * `:streamGenerateContent?alt=sse`: 20 events, the last with finishReason and usage). `/v1/embeddings`
+ * answers one fixed vector of EMBEDDING_DIMENSIONS floats per input, with usage. No artificial delay.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,7 +20,10 @@ const CREATED = Math.floor(Date.now() / 1000);
 const USAGE = { prompt_tokens: 12, completion_tokens: STREAM_CONTENT_CHUNKS, total_tokens: 12 + STREAM_CONTENT_CHUNKS };
 const WORDS = Array.from({ length: STREAM_CONTENT_CHUNKS }, (_, i) => `tok${i} `);
 
-type ChatBody = { stream?: unknown; stream_options?: { include_usage?: unknown } | null };
+/** Floats of every vector `/v1/embeddings` answers. */
+export const EMBEDDING_DIMENSIONS = 32;
+
+type RequestBody = { stream?: unknown; stream_options?: { include_usage?: unknown } | null; input?: unknown; encoding_format?: unknown };
 
 let counter = 0;
 const nextId = () => `chatcmpl-bench${(++counter).toString(36)}`;
@@ -104,6 +108,19 @@ function geminiStream(res: ServerResponse): void {
   res.end(`data: ${GEMINI_TAILS.at(-1)}${id}"}\r\n\r\n`);
 }
 
+// One fixed vector, as floats and as OpenAI's base64 of little-endian float32 (`encoding_format: base64`).
+const VECTOR = Array.from({ length: EMBEDDING_DIMENSIONS }, (_, i) => (i + 1) / 64);
+const VECTOR_JSON = JSON.stringify(VECTOR);
+const VECTOR_BASE64 = JSON.stringify(Buffer.from(new Float32Array(VECTOR).buffer).toString('base64'));
+
+/** One vector per input: a text or a token array is one input, an array of them one each. */
+function embeddingsBody(input: unknown, base64: boolean): string {
+  const inputs = Array.isArray(input) && input.length > 0 && typeof input[0] !== 'number' ? input.length : 1;
+  const vector = base64 ? VECTOR_BASE64 : VECTOR_JSON;
+  const data = Array.from({ length: inputs }, (_, index) => `{"object":"embedding","index":${index},"embedding":${vector}}`).join(',');
+  return `{"object":"list","data":[${data}],"model":"${MODEL}","usage":{"prompt_tokens":${12 * inputs},"total_tokens":${12 * inputs}}}`;
+}
+
 function sendJson(res: ServerResponse, status: number, body: string): void {
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   res.end(body);
@@ -114,16 +131,17 @@ const GEMINI_PATH = /^\/v1beta\/models\/[^/:]+:(generateContent|streamGenerateCo
 function handle(req: IncomingMessage, res: ServerResponse, raw: string): void {
   const url = req.url ?? '';
   const gemini = GEMINI_PATH.exec(url);
-  if (req.method !== 'POST' || (url !== '/v1/chat/completions' && url !== '/v1/messages' && gemini === null)) {
+  if (req.method !== 'POST' || (url !== '/v1/chat/completions' && url !== '/v1/messages' && url !== '/v1/embeddings' && gemini === null)) {
     return sendJson(res, 404, '{"error":{"message":"not found","type":"invalid_request_error"}}');
   }
-  let body: ChatBody;
+  let body: RequestBody;
   try {
-    body = JSON.parse(raw) as ChatBody;
+    body = JSON.parse(raw) as RequestBody;
   } catch {
     return sendJson(res, 400, '{"error":{"message":"Invalid JSON body","type":"invalid_request_error"}}');
   }
   if (gemini !== null) return gemini[1] === 'streamGenerateContent' ? geminiStream(res) : sendJson(res, 200, geminiResponse(nextId()));
+  if (url === '/v1/embeddings') return sendJson(res, 200, embeddingsBody(body.input, body.encoding_format === 'base64'));
   if (url === '/v1/messages') return body.stream === true ? anthropicStream(res) : sendJson(res, 200, anthropicMessage(nextId()));
   if (body.stream === true) return stream(res, body.stream_options?.include_usage === true);
   sendJson(res, 200, completionBody(nextId()));
