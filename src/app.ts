@@ -1,4 +1,5 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { Authenticator } from './auth/authenticator.ts';
@@ -6,6 +7,8 @@ import type { CompletionServices } from './admission/handle-request.ts';
 import type { BudgetAdminDeps } from './budget/budget-admin.ts';
 import type { Repository } from './store/repository.ts';
 import type { PromptAdminDeps } from './prompts/prompt-admin.ts';
+import type { TenantAdminDeps } from './tenants/tenant-admin.ts';
+import type { KeyAdminDeps } from './auth/key-admin.ts';
 import type { AuditSink } from './audit/audit-event.ts';
 import { ServiceUnavailableError } from './errors/gateway-error.ts';
 import { newRequestId } from './request-id.ts';
@@ -18,11 +21,18 @@ import { modelRoutes } from './routes/v1/models.ts';
 import { messagesRoutes } from './routes/v1/messages.ts';
 import { responsesRoutes } from './routes/v1/responses.ts';
 import { healthRoutes } from './routes/health.ts';
+import { tracingPlugin } from './plugins/tracing.ts';
+import type { Tracing } from './tracing/tracing.ts';
+import type { Dependency } from './ops/readiness.ts';
+import { webMetricsPlugin, type WebMetrics } from './metrics/web-metrics.ts';
 import { promptRoutes } from './routes/v1/prompts.ts';
 import { usageRoutes } from './routes/v1/usage.ts';
 import { budgetRoutes } from './routes/v1/budgets.ts';
 import { auditRoutes } from './routes/v1/audit.ts';
 import { internalRoutes } from './routes/internal/index.ts';
+import { openapiPlugin } from './openapi/openapi-plugin.ts';
+import { QUEUE_BOARD_PREFIX, queueBoardPlugin } from './plugins/queue-board.ts';
+import type { CompletionBatch } from './queue/completion-job.ts';
 
 /** Everything the web app uses, built by the composition root (src/web.ts) or a test. */
 export interface AppDeps {
@@ -35,11 +45,19 @@ export interface AppDeps {
   repository: Repository;
   promptAdmin: PromptAdminDeps;
   budgetAdmin: BudgetAdminDeps;
+  tenantAdmin: TenantAdminDeps;
+  keyAdmin: KeyAdminDeps;
   audit: AuditSink;
-  /** Throws when a dependency is down (for /readyz). */
-  ready: () => Promise<void>;
+  /** What /readyz probes. */
+  dependencies: readonly Dependency[];
+  /** Null when the process keeps no metrics (no METRICS_PORT). */
+  metrics: WebMetrics | null;
+  /** The process's tracing; off, it adds nothing to a request. */
+  tracing: Tracing;
   /** True once SIGTERM arrived: new requests are refused with 503. */
   draining: () => boolean;
+  /** The completion queue, one per shard, for the queue board. */
+  queues: ReadonlyArray<Queue<CompletionBatch>>;
 }
 
 // How often Node looks for clients past their headers and request timeouts.
@@ -73,6 +91,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors: frameworkErrorHandler(MAX_PARAM_LENGTH),
     clientErrorHandler,
   });
+  // First, so that a model route's span covers every hook, the draining refusal and authentication included.
+  await app.register(tracingPlugin, { tracing: deps.tracing });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     if (deps.draining()) {
@@ -83,7 +103,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(errorsPlugin, { bodyLimit: env.BODY_LIMIT_BYTES });
   await app.register(requestBoundsPlugin);
   await app.register(authPlugin, { authenticator: deps.authenticator, audit: deps.audit, operatorTenant: env.OPERATOR_TENANT });
-  await app.register(healthRoutes, { ready: deps.ready });
+  if (deps.metrics) await app.register(webMetricsPlugin, { metrics: deps.metrics });
+  await app.register(openapiPlugin);
+  await app.register(healthRoutes, { dependencies: deps.dependencies });
   await app.register(chatCompletionsRoutes, { services: deps.completion, bodyLimit: env.BODY_LIMIT_BYTES });
   await app.register(embeddingsRoutes, { services: deps.completion, bodyLimit: env.BODY_LIMIT_BYTES });
   await app.register(messagesRoutes, { services: deps.completion, bodyLimit: env.BODY_LIMIT_BYTES });
@@ -98,8 +120,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     promptAdmin: deps.promptAdmin,
     budgetAdmin: deps.budgetAdmin,
     piiAdmin: { repository: deps.repository, audit: deps.audit, invalidate: deps.budgetAdmin.invalidate },
+    tenantAdmin: deps.tenantAdmin,
+    keyAdmin: deps.keyAdmin,
     settings: deps.completion.settings,
     audit: deps.repository.audit,
   });
+  await app.register(queueBoardPlugin, { prefix: QUEUE_BOARD_PREFIX, queues: deps.queues });
   return app;
 }

@@ -17,8 +17,10 @@ const Millis = (defaultMs: number, description: string) =>
 export const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080, description: 'HTTP port of the web process.' }),
   HOST: Type.String({ minLength: 1, default: '0.0.0.0', description: 'Interface the web process binds.' }),
-  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535, description: "Port of the worker's operations listener (/healthz, /readyz); unset: none." })),
+  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535, description: "Port of the process's operations listener (/metrics, /healthz, /readyz); unset: none, and no metrics are kept." })),
   METRICS_HOST: Type.String({ minLength: 1, default: '127.0.0.1', description: 'Interface the operations listener binds; never the public one.' }),
+  METRICS_TENANTS: Type.String({ pattern: '^(\\*|[a-z0-9][a-z0-9_-]{0,62}(,[a-z0-9][a-z0-9_-]{0,62})*)?$', default: '', description: "Tenants named in the metrics' tenant label (comma-separated; '*': every tenant); the others are counted as 'other'." }),
+  READY_WORKER_WINDOW_MS: Millis(15_000, "/readyz of the web process reports the queue down when no worker has shown itself for this long."),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis for the queue, reply channels and counters (one server).' })),
   REDIS_CLUSTER_NODES: Type.Optional(Type.String({ pattern: '^[^,:\\s]+:\\d{1,5}(,[^,:\\s]+:\\d{1,5})*$', description: 'Seed nodes of a Redis Cluster (host:port,host:port,…); wins over REDIS_URL.' })),
   QUEUE_SHARDS: Type.Integer({ minimum: 1, maximum: 1024, default: 1, description: 'Queues the completion queue is split into (each its own hash slot); a tenant\'s requests all go to one. Every process must use the same number.' }),
@@ -41,7 +43,7 @@ export const EnvSchema = Type.Object({
   RETRY_BUDGET_MS: Millis(60_000, 'Total time a request may spend on upstream retries.'),
   RETRY_BASE_MS: Millis(1_000, 'Base of the exponential backoff.'),
   RETRY_MAX_DELAY_MS: Millis(60_000, 'Cap of one backoff delay.'),
-  KEY_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 10_000, default: 5_000, description: 'In-process API key cache; a revoked key works at most this long.' }),
+  KEY_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 10_000, default: 5_000, description: 'In-process cache of API keys and tenant status; a revoked key or a disabled tenant works at most this long when the Redis invalidation is lost.' }),
   CLIENT_HEADERS_TIMEOUT_MS: Millis(10_000, 'Time a client has to send its request headers; a slower one is answered 408 and disconnected.'),
   CLIENT_REQUEST_TIMEOUT_MS: Millis(60_000, 'Time a client has to send its whole request, body included.'),
   SSE_MAX_BUFFERED_BYTES: Type.Integer({ minimum: 16 * 1024, maximum: 256 * 1024 * 1024, default: 1024 * 1024, description: "Bytes of a stream one client may leave unread (the socket's buffer and the events waiting for it); past it the stream is dropped and its upstream call cancelled." }),
@@ -55,7 +57,7 @@ export const EnvSchema = Type.Object({
   KEY_TPM: Type.Integer({ minimum: 0, default: 3_000_000, description: 'Tokens per minute of one API key without a plan (0: unlimited).' }),
   TENANT_MAX_QUEUED: Type.Integer({ minimum: 1, default: 1_000, description: 'Requests of one tenant queued or running at once; more get 429.' }),
   TENANT_FAIR_SHARE: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 32, description: 'Requests of one tenant queued or running that go plainly into the queue; beyond them a request waits behind other tenants\' (0: always).' }),
-  OPERATOR_TENANT: Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,62}$', default: 'operator', description: 'The tenant whose admins manage other tenants (credits, plans).' }),
+  OPERATOR_TENANT: Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,62}$', default: 'operator', description: 'The tenant whose admins manage other tenants (tenants, their keys, credits, plans).' }),
   JWT_ISSUERS: Type.Optional(Type.String({ minLength: 1, description: 'Comma-separated issuer URLs whose JWTs are accepted; unset: API keys only.' })),
   JWT_JWKS_URL: Type.Optional(Type.String({ pattern: '^https?://', description: 'JWKS URL when there is one issuer and its keys are not at <issuer>/.well-known/jwks.json.' })),
   JWT_AUDIENCE: Type.Optional(Type.String({ minLength: 1, description: 'Required `aud` of accepted JWTs.' })),
@@ -68,6 +70,11 @@ export const EnvSchema = Type.Object({
   JWKS_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 3_000, description: 'Connect, headers and body timeout of a key set fetch.' }),
   PII_DEFAULT_MODE: Type.Union([Type.Literal('block'), Type.Literal('mask'), Type.Literal('flag'), Type.Literal('off')], { default: 'flag', description: 'PII policy of a tenant that has none.' }),
   SETTINGS_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 5_000, description: 'In-process cache of budgets, credits and plans.' }),
+  // The OpenTelemetry SDK reads its other OTEL_* variables (protocol, headers, batching, sampler) itself.
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://', description: 'OTLP collector (e.g. http://collector:4318); set, or the traces endpoint: the process exports traces; neither: no tracing at all.' })),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://', description: 'Full URL traces are sent to (e.g. http://collector:4318/v1/traces); wins over OTEL_EXPORTER_OTLP_ENDPOINT for traces.' })),
+  OTEL_SERVICE_NAME: Type.Optional(Type.String({ minLength: 1, description: "service.name of the process's spans; unset: llm-gateway-web, llm-gateway-worker or llm-gateway-dev." })),
+  OTEL_SDK_DISABLED: Type.Boolean({ default: false, description: 'true: no tracing, whatever the endpoint.' }),
 });
 
 /** The raw, validated environment. */

@@ -5,6 +5,7 @@ import { createLogger } from './log.ts';
 import { runRelease } from './release.ts';
 import { startWebTier } from './web.ts';
 import { startWorker } from '../workers/start-worker.ts';
+import { startTracing, tracingConfigured } from './tracing/tracing.ts';
 import { generateApiKey } from './auth/api-key-secret.ts';
 import { TenantExistsError, type Repository, type Role } from './store/repository.ts';
 
@@ -43,12 +44,13 @@ async function issueDevKey(repository: Repository, role: Role): Promise<string> 
 }
 
 const config = configOrExit('dev', DEV_DEFAULTS);
-const log = createLogger(config.env.LOG_LEVEL, 'dev');
+const log = createLogger(config.env.LOG_LEVEL, 'dev', { traceIds: tracingConfigured(config.env) });
 try {
   if (config.store.kind === 'postgres' && config.store.databaseUrl === DEV_DATABASE_URL) await ensureDevDatabase(DEV_DATABASE_URL);
   await runRelease(config, log);
-  const worker = await startWorker(config, log);
-  const web = await startWebTier(config, log);
+  const tracing = await startTracing(config.env, 'llm-gateway-dev', log);
+  const worker = await startWorker(config, log, tracing);
+  const web = await startWebTier(config, log, tracing);
   const address = await web.app.listen({ port: config.env.PORT, host: config.env.HOST });
   await web.repository.tenants.create({ id: DEV_TENANT, name: 'Development' }).catch((error: unknown) => {
     if (!(error instanceof TenantExistsError)) throw error;
@@ -70,6 +72,7 @@ try {
   onShutdown(async () => {
     await web.close();
     await worker.close();
+    await tracing.shutdown();
   });
 } catch (error) {
   log.fatal({ err: error }, `dev failed to start: ${(error as Error).message}`);

@@ -1,16 +1,19 @@
 import { configOrExit, onShutdown } from './boot.ts';
 import { createLogger } from './log.ts';
 import { startWebTier } from './web.ts';
+import { startTracing, tracingConfigured } from './tracing/tracing.ts';
 
-// The web process: config → web tier → listen; SIGTERM → drain and close.
+// The web process: config → tracing → web tier → listen; SIGTERM → drain and close, then export the last spans.
 const config = configOrExit('web');
-const log = createLogger(config.env.LOG_LEVEL, 'web');
+const log = createLogger(config.env.LOG_LEVEL, 'web', { traceIds: tracingConfigured(config.env) });
 try {
-  const web = await startWebTier(config, log);
+  const tracing = await startTracing(config.env, 'llm-gateway-web', log);
+  const web = await startWebTier(config, log, tracing);
   await web.app.listen({ port: config.env.PORT, host: config.env.HOST });
   onShutdown(async (signal) => {
     log.info({ signal }, 'stopping web');
     await web.close();
+    await tracing.shutdown();
   });
 } catch (error) {
   log.fatal({ err: error }, `web failed to start: ${(error as Error).message}`);

@@ -9,6 +9,9 @@ import { loadCatalogFile } from './catalog/load-catalog.ts';
 import type { CatalogFile } from './catalog/schema.ts';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator.ts';
 import { Authenticator } from './auth/authenticator.ts';
+import { TenantStatusCache } from './auth/tenant-status.ts';
+import type { KeyAdminDeps } from './auth/key-admin.ts';
+import type { TenantAdminDeps } from './tenants/tenant-admin.ts';
 import { createJwtVerifier } from './auth/jwt/jwt-verifier.ts';
 import { CompletionDispatcher } from './queue/dispatcher.ts';
 import { JobBatcher } from './queue/job-batcher.ts';
@@ -32,6 +35,13 @@ import { TenantSettingsCache } from './tenants/tenant-settings.ts';
 import { RateLimiter } from './rate-limit/rate-limiter.ts';
 import { IdempotencyStore } from './idempotency/idempotency-store.ts';
 import { IDEMPOTENCY_TTL_MS } from './admission/idempotency-step.ts';
+import { TRACING_OFF, type Tracing } from './tracing/tracing.ts';
+import { createMetricsRegistry } from './metrics/registry.ts';
+import { WebMetrics } from './metrics/web-metrics.ts';
+import { registerBacklogGauges } from './metrics/backlog-gauges.ts';
+import { pinged, type Dependency } from './ops/readiness.ts';
+import { workerPresence } from './ops/worker-presence.ts';
+import { startOpsListener } from './ops/ops-listener.ts';
 
 // Activations reach every web process at once through Redis; this bounds how long a lost
 // invalidation message can leave a process on the previous version.
@@ -73,8 +83,17 @@ async function adminServices(c: Connections, prompts: PromptCache, settings: Ten
   return { promptAdmin, budgetAdmin };
 }
 
+/** Tenant and key administration; a revoked key or a disabled tenant reaches every web process's authenticator at once. */
+async function accessAdminServices(c: Connections, authenticator: Authenticator, operatorTenant: string) {
+  await listenForInvalidations(c.subscriber, c.keys.authInvalidations, (tenantId) => authenticator.invalidateTenant(tenantId));
+  const invalidate = async (tenantId: string) => void (await c.commands.publish(c.keys.authInvalidations, tenantId));
+  const tenantAdmin: TenantAdminDeps = { repository: c.repository, audit: c.audit, invalidate, operatorTenant };
+  const keyAdmin: KeyAdminDeps = { repository: c.repository, audit: c.audit, invalidate };
+  return { tenantAdmin, keyAdmin };
+}
+
 /** The web process's composition root: connections, store, catalog and app, built once. */
-export async function startWebTier(config: Config, log: Logger): Promise<WebTier> {
+export async function startWebTier(config: Config, log: Logger, tracing: Tracing = TRACING_OFF): Promise<WebTier> {
   const { env } = config;
   const catalog = await loadCatalogFile(env.CATALOG);
   const keys = createRedisKeys(env.REDIS_PREFIX, env.QUEUE_SHARDS);
@@ -93,6 +112,15 @@ export async function startWebTier(config: Config, log: Logger): Promise<WebTier
   const outbox = new Outbox(commands, keys);
   const audit: AuditSink = (event) => outbox.push(event.tenantId, { kind: 'audit', event });
   const ledger = new BudgetLedger({ redis: commands, keys, spend: storeSpendSource(repository), reservationTtlMs: env.REQUEST_TIMEOUT_MS + 60_000 });
+  // Series are kept only where something can read them.
+  const registry = env.METRICS_PORT === undefined ? null : createMetricsRegistry();
+  const metrics = registry && new WebMetrics(registry, { tenants: env.METRICS_TENANTS, models: new Set([...Object.keys(catalog.models), ...Object.keys(catalog.tiers)]) });
+  if (registry) registerBacklogGauges(registry, { queues, redis: commands, keys, store: repository });
+  const dependencies: Dependency[] = [
+    pinged('redis', () => commands.ping()),
+    pinged('store', () => repository.ping()),
+    workerPresence(commands, keys.workerHeartbeat, env.READY_WORKER_WINDOW_MS),
+  ];
   const completion: CompletionServices = {
     env,
     catalog,
@@ -114,26 +142,35 @@ export async function startWebTier(config: Config, log: Logger): Promise<WebTier
     replyChannel: replies.channel,
     sse: { keepAliveMs: env.SSE_KEEPALIVE_MS, maxBufferedBytes: env.SSE_MAX_BUFFERED_BYTES },
     audit,
+    metrics,
   };
-  const { promptAdmin, budgetAdmin } = await adminServices({ commands, subscriber, keys, repository, catalog, audit }, completion.prompts, completion.settings, ledger);
+  const connections: Connections = { commands, subscriber, keys, repository, catalog, audit };
+  const { promptAdmin, budgetAdmin } = await adminServices(connections, completion.prompts, completion.settings, ledger);
   const jwt = createJwtVerifier(env);
+  const authenticator = new Authenticator(new ApiKeyAuthenticator(repository, env.KEY_CACHE_TTL_MS), jwt, new TenantStatusCache(repository.tenants, env.KEY_CACHE_TTL_MS));
+  const { tenantAdmin, keyAdmin } = await accessAdminServices(connections, authenticator, env.OPERATOR_TENANT);
   let draining = false;
   const app = await buildApp({
     config,
     log,
-    authenticator: new Authenticator(new ApiKeyAuthenticator(repository, env.KEY_CACHE_TTL_MS), jwt),
+    authenticator,
     completion,
     // The file's time, not the process's: every web process lists the same `created`.
     catalogCreated: Math.floor((await stat(env.CATALOG)).mtimeMs / 1000),
     repository,
     promptAdmin,
     budgetAdmin,
+    tenantAdmin,
+    keyAdmin,
     audit,
-    ready: async () => {
-      await Promise.all([commands.ping(), repository.ping()]);
-    },
+    dependencies,
+    metrics,
+    tracing,
     draining: () => draining,
+    queues,
   });
+  const ops = env.METRICS_PORT === undefined ? null : await startOpsListener(env.METRICS_HOST, env.METRICS_PORT, { dependencies, stopping: () => draining, metrics: registry });
+  if (ops) log.info({ opsPort: ops.port }, 'operations listener ready');
 
   return {
     app,
@@ -147,6 +184,7 @@ export async function startWebTier(config: Config, log: Logger): Promise<WebTier
       // Connections whose response ends during the drain turn idle afterwards; close them as they do.
       const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
       await app.close();
+      await ops?.close();
       clearInterval(sweep);
       clearTimeout(timer);
       await boundedWait(replies.stop());

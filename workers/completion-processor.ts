@@ -24,6 +24,9 @@ import { backoffDelay, type RetryPolicy } from './retry.ts';
 import { isUpstreamError } from '../src/providers/shared/upstream-error.ts';
 import type { BudgetLedger } from '../src/budget/budget-ledger.ts';
 import { IDEMPOTENCY_TTL_MS } from '../src/admission/idempotency-step.ts';
+import type { WorkerMetrics } from '../src/metrics/worker-metrics.ts';
+import type { Tracing } from '../src/tracing/tracing.ts';
+import { inRequestSpan, recordRunOutcome } from '../src/tracing/request-span.ts';
 
 /** What the processor needs, built once by the worker's composition root. */
 export interface ProcessorDeps {
@@ -40,6 +43,10 @@ export interface ProcessorDeps {
   ledger: BudgetLedger;
   /** Cancellations of single requests, which may come before their job starts. */
   cancellations: Cancellations;
+  /** Null when the process keeps no metrics (no METRICS_PORT). */
+  metrics: WorkerMetrics | null;
+  /** Off: requests run with no span. */
+  tracing: Tracing;
   log: Logger;
 }
 
@@ -69,6 +76,8 @@ async function finish(deps: ProcessorDeps, ctx: RequestRun, ending: Ending): Pro
   };
   if (ending.final) await ctx.publisher.finish(ending.final.type, ending.final.payload, requestEnding);
   else await ctx.publisher.finishWithError(ending.error, requestEnding);
+  deps.metrics?.finished(record);
+  recordRunOutcome(deps.tracing, record, ctx.trace.attempts);
   deps.log.info({ requestId: record.requestId, tenantId: record.tenantId, model: record.model, status: record.status, errorCode: record.errorCode, totalTokens: record.totalTokens, usageSource: record.usageSource, costMicros: record.costMicros, queueWaitMs: record.queueWaitMs, latencyMs: record.latencyMs }, 'completion finished');
 }
 
@@ -111,6 +120,19 @@ function targetsOf(deps: ProcessorDeps, data: CompletionJob): ProviderTarget[] {
   });
 }
 
+/** One upstream attempt, timed for the metrics whatever its outcome. */
+async function timedAttempt<T>(metrics: WorkerMetrics, target: ProviderTarget, signal: AbortSignal, call: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  try {
+    const value = await call();
+    metrics.attempted(target, (performance.now() - started) / 1000, undefined, false);
+    return value;
+  } catch (error) {
+    metrics.attempted(target, (performance.now() - started) / 1000, error, signal.aborted);
+    throw error;
+  }
+}
+
 /** What a runner works with: the request's run, the providers, and its attempts recorded in the trace. */
 function runContext(deps: ProcessorDeps, run: RequestRun, signal: AbortSignal): RunContext {
   const { data, trace } = run;
@@ -119,12 +141,16 @@ function runContext(deps: ProcessorDeps, run: RequestRun, signal: AbortSignal): 
     providers: deps.providers,
     signal,
     trace,
-    attempt: (call, mayRetry) =>
-      callWithRetries(targetsOf(deps, data), deps.policy, signal, (target, timeoutMs) => {
+    attempt: (call, mayRetry) => {
+      let previous: ProviderTarget | null = null;
+      return callWithRetries(targetsOf(deps, data), deps.policy, signal, (target, timeoutMs) => {
+        deps.metrics?.attempting(target, previous);
+        previous = target;
         trace.target = target;
         trace.attempts++;
-        return call(target, timeoutMs);
-      }, mayRetry),
+        return deps.metrics ? timedAttempt(deps.metrics, target, signal, () => call(target, timeoutMs)) : call(target, timeoutMs);
+      }, mayRetry);
+    },
     emit: (...payloads) => {
       if (payloads.length === 0) return;
       run.publisher.emit(groupPayloads(payloads));
@@ -192,10 +218,13 @@ export function createCompletionProcessor(deps: ProcessorDeps) {
     });
     for (const requestId of cancelled) deps.cancellations.cancel(requestId);
     const runs = requests.map(async (data) => {
+      deps.metrics?.runStarted();
       try {
-        await runRequest(deps, data, rerun, deps.cancellations.start(data.requestId, signal));
+        const requestSignal = deps.cancellations.start(data.requestId, signal);
+        await (deps.tracing.enabled ? inRequestSpan(deps.tracing, data, () => runRequest(deps, data, rerun, requestSignal)) : runRequest(deps, data, rerun, requestSignal));
       } finally {
         deps.cancellations.end(data.requestId);
+        deps.metrics?.runEnded();
       }
     });
     // Every request runs to its end before the job does; then the first failure fails the job.

@@ -1,15 +1,18 @@
 import { configOrExit, onShutdown } from '../src/boot.ts';
 import { createLogger } from '../src/log.ts';
+import { startTracing, tracingConfigured } from '../src/tracing/tracing.ts';
 import { startWorker } from './start-worker.ts';
 
-// The worker process: config → worker; SIGTERM → finish or hand back running jobs.
+// The worker process: config → tracing → worker; SIGTERM → finish or hand back running jobs, then export the last spans.
 const config = configOrExit('worker');
-const log = createLogger(config.env.LOG_LEVEL, 'worker');
+const log = createLogger(config.env.LOG_LEVEL, 'worker', { traceIds: tracingConfigured(config.env) });
 try {
-  const running = await startWorker(config, log);
+  const tracing = await startTracing(config.env, 'llm-gateway-worker', log);
+  const running = await startWorker(config, log, tracing);
   onShutdown(async (signal) => {
     log.info({ signal }, 'stopping worker');
     await running.close();
+    await tracing.shutdown();
   });
 } catch (error) {
   log.fatal({ err: error }, `worker failed to start: ${(error as Error).message}`);

@@ -1,4 +1,4 @@
-import { Worker } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Config } from '../src/config.ts';
 import { loadCatalogFile } from '../src/catalog/load-catalog.ts';
@@ -7,6 +7,8 @@ import { createRedisKeys, COMPLETION_QUEUE } from '../src/redis/keys.ts';
 import { assertNoEviction, boundedWait, closeRedis, connectRedis } from '../src/redis/connections.ts';
 import { defineScripts } from '../src/redis/scripts.ts';
 import { createProviderRegistry } from '../src/providers/registry.ts';
+import { traceProviders } from '../src/tracing/traced-providers.ts';
+import { TRACING_OFF, type Tracing } from '../src/tracing/tracing.ts';
 import type { CompletionBatch } from '../src/queue/completion-job.ts';
 import { Cancellations } from '../src/events/cancellations.ts';
 import { createCompletionProcessor } from './completion-processor.ts';
@@ -17,6 +19,11 @@ import { createStore } from '../src/store/create-store.ts';
 import { BudgetLedger } from '../src/budget/budget-ledger.ts';
 import { storeSpendSource } from '../src/budget/store-spend-source.ts';
 import { startOpsListener } from '../src/ops/ops-listener.ts';
+import { startHeartbeat } from '../src/ops/worker-presence.ts';
+import { pinged, type Dependency } from '../src/ops/readiness.ts';
+import { createMetricsRegistry } from '../src/metrics/registry.ts';
+import { WorkerMetrics } from '../src/metrics/worker-metrics.ts';
+import { registerBacklogGauges } from '../src/metrics/backlog-gauges.ts';
 
 /** A running worker: its BullMQ workers (one per queue shard) and a graceful stop. */
 export interface RunningWorker {
@@ -26,7 +33,7 @@ export interface RunningWorker {
 }
 
 /** The worker's composition root: connections, catalog, providers, the BullMQ worker and the outbox drainer, built once. */
-export async function startWorker(config: Config, log: Logger): Promise<RunningWorker> {
+export async function startWorker(config: Config, log: Logger, tracing: Tracing = TRACING_OFF): Promise<RunningWorker> {
   const { env } = config;
   const catalog = await loadCatalogFile(env.CATALOG);
   const missing = missingSecrets(catalog, config.readSecret);
@@ -37,15 +44,19 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   await assertNoEviction(redis);
   const subscriber = await connectRedis(config.redis, 'subscriber', 'gw-worker-cancel', onRedisError);
   const blocking = await connectRedis(config.redis, 'blocking', 'gw-worker-queue', onRedisError);
-  const providers = createProviderRegistry({
+  const providers = traceProviders(createProviderRegistry({
     connectTimeoutMs: env.UPSTREAM_CONNECT_TIMEOUT_MS,
     headersTimeoutMs: env.UPSTREAM_HEADERS_TIMEOUT_MS,
     bodyTimeoutMs: env.UPSTREAM_BODY_TIMEOUT_MS,
     connections: env.UPSTREAM_CONNECTIONS,
-  });
+  }), tracing);
   const repository = await createStore(config.store);
   // A request cancelled while its job waits is remembered until the web tier would have given the job up.
   const cancellations = new Cancellations(2 * env.QUEUE_DEADLINE_MS);
+  // Series are kept only where something can read them; the queue handles only count jobs, on the commands connection.
+  const registry = env.METRICS_PORT === undefined ? null : createMetricsRegistry();
+  const counted = registry ? Array.from({ length: keys.queueShards }, (_, shard) => new Queue(COMPLETION_QUEUE, { connection: redis, prefix: keys.queuePrefix(shard) })) : [];
+  if (registry) registerBacklogGauges(registry, { queues: counted, redis, keys, store: repository });
   const processor = createCompletionProcessor({
     redis,
     keys,
@@ -60,6 +71,8 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     outbox: new Outbox(redis, keys),
     ledger: new BudgetLedger({ redis, keys, spend: storeSpendSource(repository), reservationTtlMs: env.REQUEST_TIMEOUT_MS + 60_000 }),
     cancellations,
+    metrics: registry && new WorkerMetrics(registry, { tenants: env.METRICS_TENANTS }),
+    tracing,
     log,
   });
   // Every process consumes every shard, each with the whole concurrency: a tenant lives on one
@@ -81,13 +94,19 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   drainer.start();
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
   let stopping = false;
-  const ops = env.METRICS_PORT === undefined ? null : await startOpsListener(env.METRICS_HOST, env.METRICS_PORT, { stopping: () => stopping, ready: async () => void (await Promise.all([redis.ping(), repository.ping()])) });
+  const stopHeartbeat = startHeartbeat(redis, keys.workerHeartbeat, env.READY_WORKER_WINDOW_MS, onRedisError);
+  const dependencies: Dependency[] = [
+    pinged('redis', () => redis.ping()),
+    pinged('store', () => repository.ping()),
+  ];
+  const ops = env.METRICS_PORT === undefined ? null : await startOpsListener(env.METRICS_HOST, env.METRICS_PORT, { dependencies, stopping: () => stopping, metrics: registry });
   log.info({ concurrency: env.WORKER_CONCURRENCY, queue: COMPLETION_QUEUE, shards: keys.queueShards, opsPort: ops?.port ?? null }, 'worker ready');
 
   return {
     workers,
     async close() {
       stopping = true;
+      stopHeartbeat();
       const graceful = Promise.all(workers.map((worker) => worker.close()));
       const timer = setTimeout(() => {
         log.warn('grace period over; handing running jobs back to the queue');
@@ -97,6 +116,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       await boundedWait(stopListening());
       await drainer.stop();
       await ops?.close();
+      await Promise.all(counted.map((queue) => queue.close()));
       await repository.close();
       await providers.close();
       await closeRedis([redis, subscriber, blocking]);

@@ -1,6 +1,7 @@
 import type { Principal } from '../auth/roles.ts';
 import type { CompletionJob, JobPayload } from '../queue/completion-job.ts';
 import type { RequestPlan } from '../operations/operation.ts';
+import type { TraceCarrier } from '../tracing/trace-carrier.ts';
 
 /** Where a request came from beyond its body, and what admission left for the worker to finish. */
 export interface RequestContext {
@@ -10,6 +11,8 @@ export interface RequestContext {
   idempotencyKey: string | null;
   /** What the worker needs to settle the budget reservation. */
   budgetKeys: string[];
+  /** The trace context of the request's span; undefined when it is not traced. */
+  traceContext?: TraceCarrier | undefined;
 }
 
 /** The job for one validated, resolved, admitted request. */
@@ -31,5 +34,6 @@ export function buildJob(requestId: string, principal: Principal, replyChannel: 
     budgetKeys: context.budgetKeys,
   };
   if (plan.promptTokens !== undefined) job.promptTokens = plan.promptTokens;
+  if (context.traceContext) job.traceContext = context.traceContext;
   return job;
 }

@@ -26,6 +26,9 @@ import type { AuditSink } from '../audit/audit-event.ts';
 import { PiiDetectedError } from '../errors/gateway-error.ts';
 import { isRedisUnavailable } from '../redis/connections.ts';
 import { retryUnavailable } from '../redis/retry-unavailable.ts';
+import { carrierOf } from '../tracing/trace-carrier.ts';
+import { ATTR_GATEWAY_ADMISSION, ATTR_GATEWAY_PII_CATEGORIES, ATTR_GATEWAY_PII_MODE, ATTR_GATEWAY_QUEUED, ATTR_GATEWAY_REQUESTED_MODEL, ATTR_GATEWAY_STREAM, EVENT_ADMITTED, EVENT_ENQUEUED, EVENT_PII_SCREENED, EVENT_RESOLVED } from '../tracing/gateway-attributes.ts';
+import type { WebMetrics } from '../metrics/web-metrics.ts';
 
 /** Everything a request passes through on the web tier, built once by the composition root. */
 export interface CompletionServices {
@@ -42,9 +45,12 @@ export interface CompletionServices {
   replyChannel: string;
   sse: SseOptions;
   audit: AuditSink;
+  /** Null when the process keeps no metrics (no METRICS_PORT). */
+  metrics: WebMetrics | null;
 }
 
 function relay(request: FastifyRequest, reply: FastifyReply, dispatch: Dispatch, stream: boolean, framing: SseFraming, services: CompletionServices) {
+  services.metrics?.admitted(request, reply, dispatch.events);
   reply.raw.once('close', () => {
     if (!reply.raw.writableFinished) dispatch.cancel();
   });
@@ -90,7 +96,8 @@ async function admitOrGiveBack(services: CompletionServices, request: FastifyReq
 /**
  * Every queued operation after authentication and schema validation: the operation resolves the
  * model (and a named prompt), the PII policy reads its texts, admission (rate limits, idempotency
- * claim and budget in one Redis round trip), enqueue, relay in the operation's framing.
+ * claim and budget in one Redis round trip), enqueue, relay in the operation's framing. Each step
+ * done is an event of the request's span when it is traced (src/plugins/tracing.ts).
  */
 export async function handleRequest<Body, Planned>(services: CompletionServices, operation: WebOperation<Body, Planned>, request: FastifyRequest, body: Body, reply: FastifyReply) {
   const { headers, principal } = request;
@@ -99,8 +106,11 @@ export async function handleRequest<Body, Planned>(services: CompletionServices,
   const lastEventId = readLastEventId(headers['last-event-id']);
   const plan = await operation.plan(body, { catalog: services.catalog, prompts: services.prompts, tenantId: principal.tenantId, headers });
   const settings = await services.settings.get(principal.tenantId);
+  const { span } = request;
+  span?.addEvent(EVENT_RESOLVED, { [ATTR_GATEWAY_REQUESTED_MODEL]: plan.requestedModel, [ATTR_GATEWAY_STREAM]: plan.stream });
   const promptTokens = plan.promptTokens ?? plan.promptEstimate;
   const pii = screenPii(services, request, settings.pii, operation, plan.body);
+  span?.addEvent(EVENT_PII_SCREENED, { [ATTR_GATEWAY_PII_MODE]: settings.pii.mode, [ATTR_GATEWAY_PII_CATEGORIES]: pii.categories });
   const estimateMicros = estimateCostMicros(plan.candidates, promptTokens, plan.maxOutputTokens);
   const admission = await admitOrGiveBack(services, request, {
     principal,
@@ -110,6 +120,7 @@ export async function handleRequest<Body, Planned>(services: CompletionServices,
     fingerprint: { path: operation.path, body },
     reservation: reservationOf(settings, { tenantId: principal.tenantId, requestId: request.id, feature, estimateMicros, maxQueued: settings.plan?.maxQueued ?? services.env.TENANT_MAX_QUEUED }),
   }, reply);
+  span?.addEvent(EVENT_ADMITTED, { [ATTR_GATEWAY_ADMISSION]: admission.action, [ATTR_GATEWAY_QUEUED]: admission.action === 'run' ? admission.queued : undefined });
   auditPii(services.audit, request, settings.pii.mode, pii.categories);
   if (admission.action === 'relay') {
     reply.header('idempotent-replayed', 'true');
@@ -117,7 +128,7 @@ export async function handleRequest<Body, Planned>(services: CompletionServices,
     return relay(request, reply, followed, plan.stream, operation.framing, services);
   }
   const claimKey = idempotencyKey ? services.idempotency.keyFor(principal.tenantId, idempotencyKey) : null;
-  const job = buildJob(request.id, principal, services.replyChannel, operation.jobPayload(pii.body, plan), plan, { feature, piiFlags: pii.categories, idempotencyKey: claimKey, budgetKeys: admission.budgetKeys });
+  const job = buildJob(request.id, principal, services.replyChannel, operation.jobPayload(pii.body, plan), plan, { feature, piiFlags: pii.categories, idempotencyKey: claimKey, budgetKeys: admission.budgetKeys, traceContext: span ? carrierOf(span) : undefined });
   const abandon = () => giveBack(services, request, idempotencyKey, admission.budgetKeys);
   let dispatch: Dispatch;
   try {
@@ -126,5 +137,6 @@ export async function handleRequest<Body, Planned>(services: CompletionServices,
     abandon();
     throw error;
   }
+  span?.addEvent(EVENT_ENQUEUED);
   return relay(request, reply, dispatch, plan.stream, operation.framing, services);
 }

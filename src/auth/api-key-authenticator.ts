@@ -1,15 +1,11 @@
 import type { Repository } from '../store/repository.ts';
 import { InvalidApiKeyError, MissingApiKeyError, ServiceUnavailableError } from '../errors/gateway-error.ts';
 import { API_KEY_SECRET_PREFIX, hashApiKeySecret } from './api-key-secret.ts';
+import { LookupCache } from './lookup-cache.ts';
 import type { Principal } from './roles.ts';
 
-/** What a key resolves to: a principal, a revoked key of a known tenant, or nothing. */
-type Lookup = { principal: Principal; revoked: boolean } | null;
-
-interface CacheEntry {
-  lookup: Lookup;
-  expiresAt: number;
-}
+/** What a key resolves to: a principal with its revocation and expiry, or nothing. */
+type Lookup = { principal: Principal; revoked: boolean; expiresAt: Date | null } | null;
 
 // Bounds memory when someone sprays random keys at us; unknown keys are cached too.
 const MAX_CACHED_KEYS = 10_000;
@@ -24,41 +20,38 @@ export function bearerToken(header: string | undefined): string {
 
 /**
  * Resolves API keys to principals through the store, caching each answer (known,
- * unknown or revoked) in-process for at most `ttlMs`, so a revoked key stops working
- * within that time on every web process.
+ * unknown or revoked) in-process for at most `ttlMs`. A revocation announced through
+ * Redis drops the tenant's cached keys at once; the TTL bounds a lost announcement.
  */
 export class ApiKeyAuthenticator {
   readonly #repository: Repository;
-  readonly #ttlMs: number;
   readonly #now: () => number;
-  readonly #cache = new Map<string, CacheEntry>();
-  readonly #inFlight = new Map<string, Promise<Lookup>>();
+  readonly #cache: LookupCache<Lookup>;
 
   constructor(repository: Repository, ttlMs: number, now: () => number = Date.now) {
     this.#repository = repository;
-    this.#ttlMs = ttlMs;
     this.#now = now;
+    this.#cache = new LookupCache({ ttlMs, maxEntries: MAX_CACHED_KEYS, now });
   }
 
-  /** The principal of an Authorization header; throws 401 errors for missing or bad keys. */
+  /** The principal of an Authorization header; throws 401 errors for missing, bad, revoked or expired keys. */
   async authenticate(header: string | undefined): Promise<Principal> {
     const token = bearerToken(header);
     if (!token.startsWith(API_KEY_SECRET_PREFIX)) throw new InvalidApiKeyError();
-    const lookup = await this.#lookup(hashApiKeySecret(token));
+    const hash = hashApiKeySecret(token);
+    const lookup = await this.#cache.get(hash, () => this.#fetch(hash));
     if (!lookup) throw new InvalidApiKeyError();
-    if (lookup.revoked) throw new InvalidApiKeyError('The API key has been revoked.', { tenantId: lookup.principal.tenantId, keyId: lookup.principal.keyId });
+    const { tenantId, keyId } = lookup.principal;
+    if (lookup.revoked) throw new InvalidApiKeyError('The API key has been revoked.', { tenantId, keyId, reason: 'revoked_key' });
+    if (lookup.expiresAt && lookup.expiresAt.getTime() <= this.#now()) {
+      throw new InvalidApiKeyError(`The API key expired at ${lookup.expiresAt.toISOString()}.`, { tenantId, keyId, reason: 'expired_key' });
+    }
     return lookup.principal;
   }
 
-  async #lookup(hash: string): Promise<Lookup> {
-    const cached = this.#cache.get(hash);
-    if (cached && cached.expiresAt > this.#now()) return cached.lookup;
-    let pending = this.#inFlight.get(hash);
-    if (!pending) {
-      pending = this.#fetch(hash).finally(() => this.#inFlight.delete(hash));
-      this.#inFlight.set(hash, pending);
-    }
-    return pending;
+  /** Forgets the tenant's cached keys (one was revoked). */
+  invalidateTenant(tenantId: string): void {
+    this.#cache.invalidate((_hash, lookup) => lookup?.principal.tenantId === tenantId);
   }
 
   async #fetch(hash: string): Promise<Lookup> {
@@ -68,12 +61,7 @@ export class ApiKeyAuthenticator {
     } catch {
       throw new ServiceUnavailableError('The credential store is unavailable; retry shortly.', 1);
     }
-    const lookup: Lookup = record ? { principal: { tenantId: record.tenantId, role: record.role, keyId: record.id }, revoked: record.revokedAt !== null } : null;
-    if (this.#ttlMs > 0) {
-      if (this.#cache.size >= MAX_CACHED_KEYS) this.#cache.delete(this.#cache.keys().next().value as string);
-      this.#cache.delete(hash);
-      this.#cache.set(hash, { lookup, expiresAt: this.#now() + this.#ttlMs });
-    }
-    return lookup;
+    if (!record) return null;
+    return { principal: { tenantId: record.tenantId, role: record.role, keyId: record.id }, revoked: record.revokedAt !== null, expiresAt: record.expiresAt };
   }
 }

@@ -20,6 +20,11 @@ export const PERMISSIONS = {
   'budgets.write': { roles: ['admin'], describe: 'create or delete budget policies' },
   'policies.write': { roles: ['admin'], describe: 'read or change the PII policy' },
   'tenants.operate': { roles: ['admin'], describe: 'manage other tenants\' credits and plans (operator tenant only)' },
+  'tenants.read': { roles: ['admin'], describe: 'list tenants (operator tenant only)' },
+  'tenants.write': { roles: ['admin'], describe: 'create, rename, disable or enable tenants (operator tenant only)' },
+  'keys.read': { roles: ['admin'], describe: 'list API keys' },
+  'keys.write': { roles: ['admin'], describe: 'create or revoke API keys' },
+  'queues.read': { roles: ['admin'], describe: 'view the job queues (operator tenant only)' },
 } as const satisfies Record<string, { roles: readonly Role[]; describe: string }>;
 
 /** An operation a route performs. */
@@ -32,12 +37,23 @@ export interface Principal {
   keyId: string;
 }
 
-// Operations on other tenants: only admins of the operator tenant (the gateway's owner) may perform them.
-const OPERATOR_OPERATIONS: ReadonlySet<Operation> = new Set(['tenants.operate']);
+// Operations on other tenants (the queues hold every tenant's jobs): only admins of the operator
+// tenant (the gateway's owner) may perform them.
+const OPERATOR_OPERATIONS: ReadonlySet<Operation> = new Set(['tenants.operate', 'tenants.read', 'tenants.write', 'queues.read']);
 
 /** Throws PermissionDeniedError unless the principal's role (and, for operator operations, its tenant) may perform the operation. */
 export function authorize(principal: Principal, operation: Operation, operatorTenant: string): void {
   const rule = PERMISSIONS[operation];
   if (!(rule.roles as readonly Role[]).includes(principal.role)) throw new PermissionDeniedError(principal.role, rule.describe);
   if (OPERATOR_OPERATIONS.has(operation) && principal.tenantId !== operatorTenant) throw new PermissionDeniedError(`${principal.role} of tenant '${principal.tenantId}'`, rule.describe);
+}
+
+/**
+ * The tenant an operation acts on: the principal's own, or the one it names, which only the
+ * operator tenant's principals may name (others get 403 whether that tenant exists or not).
+ */
+export function targetTenant(principal: Principal, named: string | undefined, operatorTenant: string, operation: Operation): string {
+  if (named === undefined || named === principal.tenantId) return principal.tenantId;
+  if (principal.tenantId !== operatorTenant) throw new PermissionDeniedError(`${principal.role} of tenant '${principal.tenantId}'`, `${PERMISSIONS[operation].describe} of another tenant`);
+  return named;
 }

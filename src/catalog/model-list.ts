@@ -3,28 +3,40 @@
  * with what a client may want to know besides under `gateway` (what it serves, its limits, its
  * prices). Where the providers are and what the upstream models are called stays the operator's.
  */
+import { Type, type Static } from '@sinclair/typebox';
 import { TIER_ALIASES, type CatalogFile, type CatalogModel } from './schema.ts';
 
+const PerMtok = (description: string) => Type.Number({ minimum: 0, description: `${description}, in currency units per million tokens.` });
+
 /** What the gateway tells about a model besides OpenAI's fields. */
-export interface ModelDetails {
-  kind: 'model' | 'tier';
-  mode: 'chat' | 'embeddings';
-  /** For a tier, its models in the order they are tried. */
-  candidates?: string[];
-  context_window: number;
-  max_output_tokens?: number;
-  /** Currency units per million tokens. */
-  pricing: { input_per_mtok: number; output_per_mtok?: number; cache_read_per_mtok?: number; cache_write_per_mtok?: number };
-}
+export const ModelDetailsSchema = Type.Object({
+  kind: Type.Union([Type.Literal('model'), Type.Literal('tier')]),
+  mode: Type.Union([Type.Literal('chat'), Type.Literal('embeddings')]),
+  candidates: Type.Optional(Type.Array(Type.String(), { description: 'For a tier, its models in the order they are tried.' })),
+  context_window: Type.Integer({ minimum: 1 }),
+  max_output_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
+  pricing: Type.Object({
+    input_per_mtok: PerMtok('Input price'),
+    output_per_mtok: Type.Optional(PerMtok('Output price')),
+    cache_read_per_mtok: Type.Optional(PerMtok('Cache read price')),
+    cache_write_per_mtok: Type.Optional(PerMtok('Cache write price')),
+  }),
+});
+
+/** One entry of the list: OpenAI's model object, with the gateway's details under `gateway`. */
+export const ModelObjectSchema = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('model'),
+  created: Type.Integer({ description: "The catalog file's modification time (Unix seconds)." }),
+  owned_by: Type.String({ description: 'The provider kind, or `gateway` for a tier.' }),
+  gateway: ModelDetailsSchema,
+});
+
+/** What the gateway tells about a model besides OpenAI's fields. */
+export type ModelDetails = Static<typeof ModelDetailsSchema>;
 
 /** One entry of the list. */
-export interface ModelObject {
-  id: string;
-  object: 'model';
-  created: number;
-  owned_by: string;
-  gateway: ModelDetails;
-}
+export type ModelObject = Static<typeof ModelObjectSchema>;
 
 function details(model: CatalogModel): ModelDetails {
   const chat = model.mode !== 'embeddings';

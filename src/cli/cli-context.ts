@@ -20,6 +20,8 @@ export interface CliContext {
   promptAdmin(warn: (line: string) => void): Promise<PromptAdminDeps>;
   /** Throws when neither REDIS_URL nor REDIS_CLUSTER_NODES is set. */
   budgetAdmin(): BudgetAdminDeps;
+  /** Makes every web process forget the tenant's cached keys and status (after a revocation). */
+  invalidateAuth(tenantId: string, warn: (line: string) => void): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -59,6 +61,10 @@ export function createCliContext(repo: Repository, config: CliConfig): CliContex
         creditRedis: async (tenantId, amount) => (await ledger()).topUp(tenantId, amount),
         invalidate: async (tenantId) => void (await (await connect(target)).publish(keys.settingsInvalidations, tenantId)),
       };
+    },
+    async invalidateAuth(tenantId, warn) {
+      if (!config.redis) return warn(NO_REDIS);
+      await (await connect(config.redis)).publish(keys.authInvalidations, tenantId);
     },
     async close() {
       if (redis) (await redis.catch(() => null))?.disconnect();

@@ -3,6 +3,7 @@ import { generateApiKey } from '../auth/api-key-secret.ts';
 import { ROLES, TenantNotFoundError, type ApiKeyRecord, type Repository, type Role } from '../store/repository.ts';
 import { auditEvent } from '../audit/audit-event.ts';
 import type { CliContext } from './cli-context.ts';
+import { TENANT_ID_PATTERN } from '../tenants/tenant-id.ts';
 
 /** Bad usage: the CLI prints the message and the usage text, and exits 2. */
 export class UsageError extends Error {
@@ -17,9 +18,6 @@ export interface CliOutput {
   out(line: string): void;
   err(line: string): void;
 }
-
-/** Allowed tenant ids: they appear in URLs, Redis keys and logs, so they stay short and plain. */
-export const TENANT_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
 /** Checks a tenant id against TENANT_ID_PATTERN; throws UsageError otherwise. */
 export function assertTenantId(id: string): void {
@@ -45,30 +43,45 @@ export async function createTenantCommand(ctx: CliContext, id: string, name: str
   io.out(tenant.id);
 }
 
+/** Parses `--expires-at`: an ISO 8601 date and time in the future; throws UsageError otherwise. */
+export function parseExpiresAt(value: string, now = Date.now()): Date {
+  const expiresAt = new Date(value);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(expiresAt.getTime())) throw new UsageError(`Invalid --expires-at '${value}': use an ISO 8601 date and time, e.g. 2030-01-31T00:00:00Z.`);
+  if (expiresAt.getTime() <= now) throw new UsageError(`Invalid --expires-at '${value}': it must lie in the future.`);
+  return expiresAt;
+}
+
+/** What `keys create` stores besides the tenant and role. */
+export interface KeyOptions {
+  name: string | null;
+  expiresAt: Date | null;
+}
+
 /** `keys create`: prints the new secret alone on stdout (shown once), and the key id on stderr. */
-export async function createKeyCommand(ctx: CliContext, tenantId: string, role: Role, io: CliOutput): Promise<void> {
+export async function createKeyCommand(ctx: CliContext, tenantId: string, role: Role, options: KeyOptions, io: CliOutput): Promise<void> {
   const key = generateApiKey();
-  await ctx.repo.apiKeys.create({ id: key.id, tenantId, role, secretHash: key.secretHash });
-  await ctx.audit(auditEvent({ tenantId, actor: 'cli', action: 'key.created', target: key.id, outcome: 'success', details: { role } }));
+  await ctx.repo.apiKeys.create({ id: key.id, tenantId, role, secretHash: key.secretHash, name: options.name, expiresAt: options.expiresAt });
+  await ctx.audit(auditEvent({ tenantId, actor: 'cli', action: 'key.created', target: key.id, outcome: 'success', details: { role, name: options.name, expires_at: options.expiresAt?.toISOString() ?? null } }));
   io.out(key.secret);
   io.err(`created key ${key.id} for tenant ${tenantId} (role ${role})`);
 }
 
-/** `keys revoke`: marks the key revoked; an unknown key id is an error. */
+/** `keys revoke`: marks the key revoked, and every web process refuses it at once where Redis is configured; an unknown key id is an error. */
 export async function revokeKeyCommand(ctx: CliContext, keyId: string, io: CliOutput): Promise<void> {
   const revoked = await ctx.repo.apiKeys.revoke(keyId);
   if (!revoked) throw new Error(`Key '${keyId}' does not exist.`);
   await ctx.audit(auditEvent({ tenantId: revoked.tenantId, actor: 'cli', action: 'key.revoked', target: keyId, outcome: 'success' }));
+  await ctx.invalidateAuth(revoked.tenantId, io.err);
   io.err(`revoked key ${keyId}`);
 }
 
-/** The key list as an aligned table: id, role, created, revoked (never the secret or its hash). */
+/** The key list as an aligned table: id, role, created, revoked, expires, name (never the secret or its hash). */
 export function formatKeyTable(keys: readonly ApiKeyRecord[]): string[] {
   const rows = [
-    ['ID', 'ROLE', 'CREATED', 'REVOKED'],
-    ...keys.map((key) => [key.id, key.role, key.createdAt.toISOString(), key.revokedAt?.toISOString() ?? '-']),
+    ['ID', 'ROLE', 'CREATED', 'REVOKED', 'EXPIRES', 'NAME'],
+    ...keys.map((key) => [key.id, key.role, key.createdAt.toISOString(), key.revokedAt?.toISOString() ?? '-', key.expiresAt?.toISOString() ?? '-', key.name ?? '-']),
   ];
-  const widths = [0, 1, 2].map((column) => Math.max(...rows.map((row) => row[column]?.length ?? 0)));
+  const widths = [0, 1, 2, 3, 4].map((column) => Math.max(...rows.map((row) => row[column]?.length ?? 0)));
   return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ').trimEnd());
 }
 

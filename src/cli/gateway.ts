@@ -14,6 +14,7 @@ import {
   createTenantCommand,
   listKeysCommand,
   migrateCommand,
+  parseExpiresAt,
   parseRole,
   revokeKeyCommand,
   type CliOutput,
@@ -21,7 +22,7 @@ import {
 
 const USAGE = `Usage:
   gateway tenants create <tenant> [--name <display name>]
-  gateway keys create --tenant <tenant> --role <admin|developer|app|auditor>
+  gateway keys create --tenant <tenant> --role <admin|developer|app|auditor> [--name <name>] [--expires-at <ISO 8601>]
   gateway keys revoke <key-id>
   gateway keys list --tenant <tenant>
   gateway prompts create <name> --tenant <tenant> --file <version.json> [--activate]
@@ -37,7 +38,7 @@ const USAGE = `Usage:
   gateway migrate
 
 The store is DATABASE_URL (PostgreSQL) or MONGODB_URI (MongoDB, wins when both are set).
-REDIS_URL (optional) lets prompt activations reach every web process at once;
+REDIS_URL (optional) lets prompt activations and key revocations reach every web process at once;
 CATALOG (optional) checks a prompt's model against the catalog.
 Budgets, credits and plans need REDIS_URL: they take effect through Redis.
 Amounts are integer micro-units of the tenant's currency (1,000,000 = 1.00).
@@ -53,6 +54,7 @@ const OPTIONS = {
   window: { type: 'string' },
   limit: { type: 'string' },
   feature: { type: 'string' },
+  'expires-at': { type: 'string' },
   amount: { type: 'string' },
   rpm: { type: 'string' },
   tpm: { type: 'string' },
@@ -64,7 +66,7 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-const STRING_OPTIONS = ['name', 'tenant', 'role', 'file', 'version', 'window', 'limit', 'feature', 'amount', 'rpm', 'tpm', 'key-rpm', 'key-tpm', 'max-queued', 'mode', 'critical'] as const;
+const STRING_OPTIONS = ['name', 'tenant', 'role', 'file', 'version', 'window', 'limit', 'feature', 'expires-at', 'amount', 'rpm', 'tpm', 'key-rpm', 'key-tpm', 'max-queued', 'mode', 'critical'] as const;
 type OptionName = (typeof STRING_OPTIONS)[number] | 'activate';
 type Options = Partial<Record<(typeof STRING_OPTIONS)[number], string>> & { activate?: boolean };
 type Command = (ctx: CliContext, io: CliOutput) => Promise<void>;
@@ -95,11 +97,12 @@ const COMMANDS: readonly CommandSpec[] = [
   {
     words: 'keys create',
     args: 0,
-    options: ['tenant', 'role'],
+    options: ['tenant', 'role', 'name', 'expires-at'],
     build: (_args, options) => {
       const tenant = required(options, 'tenant');
       const role = parseRole(required(options, 'role'));
-      return (ctx, io) => createKeyCommand(ctx, tenant, role, io);
+      const expiresAt = options['expires-at'] === undefined ? null : parseExpiresAt(options['expires-at']);
+      return (ctx, io) => createKeyCommand(ctx, tenant, role, { name: options.name || null, expiresAt }, io);
     },
   },
   { words: 'keys revoke', args: 1, options: [], build: ([keyId = '']) => (ctx, io) => revokeKeyCommand(ctx, keyId, io) },

@@ -103,11 +103,18 @@ export class MissingApiKeyError extends GatewayError {
   }
 }
 
-/** 401 `invalid_api_key`: unknown, malformed or revoked credential. */
+/** Why a known key was refused: recorded with the denial in its tenant's audit log. */
+export interface KnownKeyDenial {
+  tenantId: string;
+  keyId: string;
+  reason: 'revoked_key' | 'expired_key' | 'tenant_disabled';
+}
+
+/** 401 `invalid_api_key`: unknown, malformed, revoked or expired key, or a key of a disabled tenant. */
 export class InvalidApiKeyError extends GatewayError {
-  /** The key's tenant and id when the key is known (revoked): the denial is audited for that tenant. */
-  readonly knownKey: { tenantId: string; keyId: string } | null;
-  constructor(message = 'The API key is invalid or has been revoked.', knownKey: { tenantId: string; keyId: string } | null = null) {
+  /** The key's tenant, id and why it was refused when the key is known: the denial is audited for that tenant. */
+  readonly knownKey: KnownKeyDenial | null;
+  constructor(message = 'The API key is invalid or has been revoked.', knownKey: KnownKeyDenial | null = null) {
     super(401, 'authentication_error', 'invalid_api_key', message);
     this.knownKey = knownKey;
   }
@@ -131,6 +138,13 @@ export class RouteNotFoundError extends GatewayError {
 export class ResourceNotFoundError extends GatewayError {
   constructor(what: string, why?: string) {
     super(404, 'invalid_request_error', 'not_found', `${what} does not exist${why === undefined ? '' : `: ${why}`}.`);
+  }
+}
+
+/** 409 `already_exists`: the id asked for is taken. */
+export class AlreadyExistsError extends GatewayError {
+  constructor(what: string, param: string) {
+    super(409, 'invalid_request_error', 'already_exists', `${what} already exists.`, { param });
   }
 }
 
@@ -303,7 +317,8 @@ export type InvalidTokenReason =
   | 'expired'
   | 'not_yet_valid'
   | 'missing_claim'
-  | 'invalid_claim';
+  | 'invalid_claim'
+  | 'tenant_disabled';
 
 /** 401 `invalid_token`: a JWT that fails verification; the message names the rule, never the token or its values. */
 export class InvalidTokenError extends GatewayError {

@@ -1,15 +1,22 @@
+import { Type, type Static } from '@sinclair/typebox';
 import { GatewayError, InternalError } from './gateway-error.ts';
 
+/** The public error envelope of the spec: the body of every non-2xx answer (the OpenAPI document's `ErrorEnvelope`). */
+export const ErrorEnvelopeSchema = Type.Object(
+  {
+    error: Type.Object({
+      type: Type.Union([Type.Literal('invalid_request_error'), Type.Literal('authentication_error'), Type.Literal('rate_limit_error'), Type.Literal('api_error')]),
+      code: Type.String({ description: 'Machine-readable sub-code, e.g. `rate_limit_exceeded`, `model_not_found`.' }),
+      message: Type.String(),
+      param: Type.Union([Type.String(), Type.Null()], { description: 'The offending parameter, null when none applies.' }),
+      request_id: Type.String({ pattern: '^req_', description: 'Trace handle, also sent as the `x-request-id` header.' }),
+    }),
+  },
+  { description: 'The error envelope of every non-2xx answer.' },
+);
+
 /** The public error envelope of the spec. */
-export interface ErrorEnvelope {
-  error: {
-    type: string;
-    code: string;
-    message: string;
-    param: string | null;
-    request_id: string;
-  };
-}
+export type ErrorEnvelope = Static<typeof ErrorEnvelopeSchema>;
 
 /** Turns anything thrown into a GatewayError; unknown errors become a 500 that hides internals. */
 export function toGatewayError(error: unknown): GatewayError {
@@ -30,18 +37,31 @@ export function toEnvelope(error: GatewayError, requestId: string): ErrorEnvelop
   };
 }
 
+const ANTHROPIC_ERROR_TYPES = ['invalid_request_error', 'authentication_error', 'billing_error', 'permission_error', 'not_found_error', 'request_too_large', 'rate_limit_error', 'overloaded_error', 'timeout_error', 'api_error'] as const;
+
+/** Anthropic's error body, answered on its Messages API (the OpenAPI document's `AnthropicErrorEnvelope`). */
+export const AnthropicErrorEnvelopeSchema = Type.Object(
+  {
+    type: Type.Literal('error'),
+    error: Type.Object({
+      type: Type.Union(ANTHROPIC_ERROR_TYPES.map((type) => Type.Literal(type))),
+      message: Type.String(),
+      code: Type.String({ description: "The gateway's code, as in the spec's envelope." }),
+      param: Type.Union([Type.String(), Type.Null()]),
+    }),
+    request_id: Type.String({ pattern: '^req_' }),
+  },
+  { description: "Anthropic's error body, with the gateway's status, code and param." },
+);
+
 /** Anthropic's error body (POST /v1/messages): `{type:'error', error:{type, message}, request_id}`. */
-export interface AnthropicErrorEnvelope {
-  type: 'error';
-  error: { type: string; message: string; code: string; param: string | null };
-  request_id: string;
-}
+export type AnthropicErrorEnvelope = Static<typeof AnthropicErrorEnvelopeSchema>;
 
 /**
  * Anthropic's error type for a status (https://docs.anthropic.com/en/api/errors): what its SDK and
  * Claude Code read to decide whether to retry. The status stays ours.
  */
-function anthropicErrorType(status: number): string {
+function anthropicErrorType(status: number): AnthropicErrorEnvelope['error']['type'] {
   switch (status) {
     case 401:
       return 'authentication_error';

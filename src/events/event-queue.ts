@@ -8,10 +8,13 @@ export class EventQueue implements AsyncIterable<CompletionEvent> {
   #bufferedBytes = 0;
   /** Called after an event is buffered because the reader is busy (a relay watching its memory). */
   onBuffered: (() => void) | null = null;
+  /** When the request's last event (its result, end or error) arrived (performance.now()): the web tier's work after it is measured from here. */
+  lastEventAt: number | null = null;
 
   /** Adds an event (ignored once closed). */
   push(event: CompletionEvent): void {
     if (this.#closed) return;
+    if (event.type !== 'chunk') this.lastEventAt = performance.now();
     if (this.#waiter) {
       const waiter = this.#waiter;
       this.#waiter = null;

@@ -1,20 +1,24 @@
 /**
- * A process's operations listener, on its own port and never on the public one: `/healthz` (the
- * process is up) and `/readyz` (its dependencies answer and it is not stopping). The worker has no
- * other HTTP server, so this is how an orchestrator or a test asks it.
+ * A process's operations listener, on its own port and never on the public one: `/metrics`
+ * (Prometheus), `/healthz` (the process is up) and `/readyz` (its dependencies, each with its
+ * state, and whether it is stopping). The worker has no other HTTP server, so this is how an
+ * orchestrator, a Prometheus or a test asks it.
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ResourceNotFoundError, ServiceUnavailableError, type GatewayError } from '../errors/gateway-error.ts';
 import { toEnvelope } from '../errors/to-envelope.ts';
 import { newRequestId } from '../request-id.ts';
+import type { Registry } from 'prom-client';
+import { checkReadiness, type Dependency } from './readiness.ts';
 
 /** What the listener asks of its process. */
 export interface OpsChecks {
-  /** Throws when a dependency is down. */
-  ready(): Promise<void>;
+  dependencies: readonly Dependency[];
   /** True once the process is stopping. */
   stopping(): boolean;
+  /** The process's metrics; null when it keeps none. */
+  metrics: Registry | null;
 }
 
 /** A running listener. */
@@ -36,12 +40,20 @@ export async function startOpsListener(host: string, port: number, checks: OpsCh
   const server: Server = createServer((req, res) => {
     const requestId = newRequestId();
     const path = (req.url ?? '/').split('?')[0];
-    if (req.method !== 'GET' || (path !== '/healthz' && path !== '/readyz')) return sendError(res, new ResourceNotFoundError(`${req.method} ${path}`), requestId);
+    const { metrics } = checks;
+    if (req.method !== 'GET' || (path !== '/healthz' && path !== '/readyz' && (path !== '/metrics' || !metrics))) return sendError(res, new ResourceNotFoundError(`${req.method} ${path}`), requestId);
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' }, requestId);
+    if (path === '/metrics' && metrics) {
+      metrics.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': metrics.contentType, 'x-request-id': requestId }).end(text),
+        (error: unknown) => sendError(res, new ServiceUnavailableError(`Metrics could not be read: ${(error as Error).message}`), requestId),
+      );
+      return;
+    }
     if (checks.stopping()) return sendError(res, new ServiceUnavailableError('Not ready: the process is stopping.'), requestId);
-    checks.ready().then(
-      () => sendJson(res, 200, { status: 'ready' }, requestId),
-      (error: unknown) => sendError(res, new ServiceUnavailableError(`Not ready: ${(error as Error).message}`), requestId),
+    checkReadiness(checks.dependencies).then(
+      (report) => sendJson(res, 200, report, requestId),
+      (error: unknown) => sendError(res, error as GatewayError, requestId),
     );
   });
   // An orchestrator's probe is quick; a client that trickles is cut off.

@@ -11,6 +11,8 @@ declare module 'fastify' {
     operation?: Operation;
     /** The key may come in `x-api-key` too, as Anthropic's clients send it (Authorization wins when both are sent). */
     acceptsXApiKey?: boolean;
+    /** The key may come as the password of HTTP Basic credentials, which a browser sends with every request of a page it loads (the queue board). */
+    acceptsBasicAuth?: boolean;
   }
   interface FastifyRequest {
     /** The authenticated caller; set on every route that declares an operation. */
@@ -22,14 +24,18 @@ declare module 'fastify' {
 function auditDenial(audit: AuditSink, request: FastifyRequest, operation: Operation, error: unknown, principal: Principal | null): void {
   const known = error instanceof InvalidApiKeyError ? error.knownKey : error instanceof PermissionDeniedError && principal ? principal : null;
   if (!known) return;
-  const reason = error instanceof InvalidApiKeyError ? 'revoked_key' : 'role_not_allowed';
+  const reason = 'reason' in known ? known.reason : 'role_not_allowed';
   const event = auditEvent({ tenantId: known.tenantId, actor: known.keyId, action: 'auth.denied', target: operation, outcome: 'denied', requestId: request.id, details: { reason, method: request.method, path: request.routeOptions.url ?? request.url } });
   audit(event).catch((auditError: unknown) => request.log.error({ err: auditError }, 'recording a denial in the audit log failed'));
 }
 
-/** The `Authorization` header, or on a route that accepts it the `x-api-key` header as a bearer credential. */
+/** The `Authorization` header, or on a route that accepts it the `x-api-key` header or a Basic password as a bearer credential. */
 function credentialOf(request: FastifyRequest): string | undefined {
   const { authorization } = request.headers;
+  if (request.routeOptions.config.acceptsBasicAuth && authorization?.startsWith('Basic ')) {
+    const userAndPassword = Buffer.from(authorization.slice('Basic '.length), 'base64').toString('utf8');
+    return `Bearer ${userAndPassword.slice(userAndPassword.indexOf(':') + 1)}`;
+  }
   const apiKey = request.headers['x-api-key'];
   if (authorization !== undefined || !request.routeOptions.config.acceptsXApiKey || typeof apiKey !== 'string') return authorization;
   return `Bearer ${apiKey}`;

@@ -95,11 +95,16 @@ declare module 'fastify' {
     /** The error body of the route: the spec's envelope, or Anthropic's for its Messages API. */
     errorDialect?: 'openai' | 'anthropic';
   }
+  interface FastifyReply {
+    /** The code of the error this reply answered with (null for a success), for the metrics. */
+    errorCode: string | null;
+  }
 }
 
 /** Sends the envelope for a GatewayError, in the route's dialect; the only place an error body is built. */
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: GatewayError): FastifyReply {
   if (error.retryAfterSeconds !== null) reply.header('retry-after', String(error.retryAfterSeconds));
+  reply.errorCode = error.code;
   const body = request.routeOptions.config?.errorDialect === 'anthropic' ? toAnthropicEnvelope(error, request.id) : toEnvelope(error, request.id);
   return reply.code(error.status).type('application/json; charset=utf-8').send(body);
 }
@@ -154,6 +159,7 @@ export function rejectOtherMethods(app: FastifyInstance, url: string, allowed: R
 /** Installs the error handler and the 404/405 handler. */
 export const errorsPlugin = fp(
   async (app: FastifyInstance, options: { bodyLimit: number }) => {
+    app.decorateReply('errorCode', null);
     app.setErrorHandler((error: FastifyError, request, reply) => {
       const mapped = fromFastifyError(error, request, options.bodyLimit);
       if (mapped.status >= 500) request.log.error({ err: error, code: mapped.code }, 'request failed');

@@ -3,6 +3,7 @@ import { ChatRequestSchema } from '../wire/openai-chat.ts';
 import { EmbeddingsRequestSchema } from '../wire/openai-embeddings.ts';
 import { MessagesRequestSchema } from '../wire/anthropic-messages.ts';
 import { ResponsesRequestSchema } from '../wire/openai-responses.ts';
+import { TraceCarrierSchema } from '../tracing/trace-carrier.ts';
 
 /** What the web tier hands a worker for one request, whatever its operation. */
 const JobCommonSchema = Type.Object({
@@ -29,6 +30,11 @@ const JobCommonSchema = Type.Object({
   idempotencyKey: Type.Union([Type.String(), Type.Null()]),
   /** The budget reservation's keys, which settlement needs (one tenant's slot). */
   budgetKeys: Type.Array(Type.String()),
+  /**
+   * The W3C trace context of the request's web span, when the web process traces: the worker's
+   * spans continue its trace. Per request, since a job may carry several; absent in older jobs.
+   */
+  traceContext: Type.Optional(TraceCarrierSchema),
 });
 
 /** A chat completion: the OpenAI chat request to forward, without model/stream/stream_options. */

@@ -35,6 +35,10 @@ export interface RedisKeys {
   readonly promptInvalidations: string;
   /** Pub/sub channel announcing a change of a tenant's budgets, credits or plan (the tenant id). */
   readonly settingsInvalidations: string;
+  /** Pub/sub channel announcing a revoked key or a disabled or enabled tenant (the tenant id), so caches drop its keys and status. */
+  readonly authInvalidations: string;
+  /** When a worker last showed itself (ms, written by every worker, with an expiry): /readyz of web reads it. */
+  readonly workerHeartbeat: string;
   /** The tenant's GCRA buckets: one hash field for the tenant and one per API key, each holding both dimensions. */
   rate(tenantId: string): string;
   /** Idempotency claim of one tenant, by the SHA-256 (hex) of the client's key (hash: fingerprint, requestId, state, expiresAt). */
@@ -80,6 +84,8 @@ export function createRedisKeys(prefix: string, queueShards = 1): RedisKeys {
     legacyOutbox: { items: `${prefix}:{outbox}:items`, leases: `${prefix}:{outbox}:leases` },
     promptInvalidations: `${prefix}:invalidate:prompts`,
     settingsInvalidations: `${prefix}:invalidate:settings`,
+    authInvalidations: `${prefix}:invalidate:auth`,
+    workerHeartbeat: `${prefix}:workers:heartbeat`,
     rate: (tenantId: string) => `${prefix}:{${tenantId}}:rate`,
     idempotency: (tenantId: string, keyDigest: string) => `${prefix}:{${tenantId}}:idem:${keyDigest}`,
     budgetWindow: (tenantId: string, policyId: string, windowStartMs: number) => `${prefix}:{${tenantId}}:budget:${policyId}:${windowStartMs}`,

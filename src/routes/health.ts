@@ -1,15 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { ServiceUnavailableError } from '../errors/gateway-error.ts';
+import { checkReadiness, type Dependency } from '../ops/readiness.ts';
 
-/** /healthz: the process is up. /readyz: its dependencies answer and it is not draining (503 otherwise). */
-export async function healthRoutes(app: FastifyInstance, options: { ready: () => Promise<void> }): Promise<void> {
+/** /healthz: the process is up, and nothing else is asked. /readyz: each dependency with its state (503 when a required one is down). */
+export async function healthRoutes(app: FastifyInstance, options: { dependencies: readonly Dependency[] }): Promise<void> {
   app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async () => {
-    try {
-      await options.ready();
-    } catch (error) {
-      throw new ServiceUnavailableError(`Not ready: ${(error as Error).message}`);
-    }
-    return { status: 'ready' };
-  });
+  app.get('/readyz', async () => checkReadiness(options.dependencies));
 }

@@ -9,6 +9,8 @@ export type Role = (typeof ROLES)[number];
 export interface Tenant {
   id: string;
   name: string;
+  /** A disabled tenant's credentials (its keys and JWTs) are refused; its data stays. */
+  disabled: boolean;
   createdAt: Date;
 }
 
@@ -17,26 +19,37 @@ export interface ApiKeyRecord {
   id: string;
   tenantId: string;
   role: Role;
+  /** What the key is for, as its creator named it. */
+  name: string | null;
   secretHash: string;
   createdAt: Date;
+  /** After this instant the key is refused; null: it does not expire. */
+  expiresAt: Date | null;
   revokedAt: Date | null;
 }
 
 /** Tenants. */
 export interface TenantRepository {
-  /** Creates a tenant; throws TenantExistsError when the id is taken. */
+  /** Creates an enabled tenant; throws TenantExistsError when the id is taken. */
   create(tenant: { id: string; name: string }): Promise<Tenant>;
   get(id: string): Promise<Tenant | null>;
+  /** Every tenant, ordered by id (byte order, the same in every adapter). */
+  list(): Promise<Tenant[]>;
+  /** Changes the fields given and returns the tenant; null when no such tenant exists. */
+  update(id: string, change: { name?: string; disabled?: boolean }): Promise<Tenant | null>;
 }
 
 /** API keys. */
 export interface ApiKeyRepository {
   /** Stores a new key; throws TenantNotFoundError when the tenant does not exist. */
-  create(key: { id: string; tenantId: string; role: Role; secretHash: string }): Promise<ApiKeyRecord>;
+  create(key: { id: string; tenantId: string; role: Role; secretHash: string; name?: string | null; expiresAt?: Date | null }): Promise<ApiKeyRecord>;
   /** The key whose secret hashes to `secretHash`, revoked or not. */
   findByHash(secretHash: string): Promise<ApiKeyRecord | null>;
+  /** The tenant's key of that id, revoked or not; null when the tenant has no such key. */
+  get(tenantId: string, id: string): Promise<ApiKeyRecord | null>;
   /** Marks the key revoked and returns it; null when no such key exists. Revoking twice keeps the first time. */
   revoke(id: string): Promise<ApiKeyRecord | null>;
+  /** The tenant's keys, revoked and expired ones included, oldest first. */
   listByTenant(tenantId: string): Promise<ApiKeyRecord[]>;
 }
 

@@ -21,8 +21,10 @@ const today = new Date().toISOString().slice(0, 10);
 let upstream: FakeUpstream;
 let gateway: GatewayUnderTest;
 const keys = {} as Record<Tenant, Record<Role, string>>;
+/** Tenants made by the matrix's allowed POST /internal/v1/tenants calls. */
+let tenantsMade = 0;
 
-/** A request of one endpoint; `prepare` makes per-call data (a budget to delete) with the tenant's admin key. */
+/** A request of one endpoint; `prepare` makes per-call data (a budget or key to delete, a new tenant id) with the tenant's admin key. */
 interface Endpoint {
   method: string;
   path: string;
@@ -31,7 +33,7 @@ interface Endpoint {
   ok: number;
   /** Errors in Anthropic's shape (its Messages API). */
   anthropic?: true;
-  prepare?: (tenant: Tenant) => Promise<{ path: string }>;
+  prepare?: (tenant: Tenant) => Promise<{ path: string; body?: unknown }>;
 }
 
 const ENDPOINTS: Record<string, Endpoint> = {
@@ -65,8 +67,31 @@ const ENDPOINTS: Record<string, Endpoint> = {
   },
   'GET /internal/v1/pii-policy': { method: 'GET', path: '/internal/v1/pii-policy', ok: 200 },
   'PUT /internal/v1/pii-policy': { method: 'PUT', path: '/internal/v1/pii-policy', body: { mode: 'flag' }, ok: 200 },
+  // The queue board's JSON API; test/e2e/queue-board.test.ts covers its page, assets and other paths.
+  'GET /internal/queues/api/queues': { method: 'GET', path: '/internal/queues/api/queues', ok: 200 },
   'POST /internal/v1/tenants/{tenant}/credits': { method: 'POST', path: `/internal/v1/tenants/${TARGET}/credits`, body: { amount_micros: 1_000_000_000 }, ok: 201 },
   'PUT /internal/v1/tenants/{tenant}/plan': { method: 'PUT', path: `/internal/v1/tenants/${TARGET}/plan`, body: { requests_per_minute: 1000 }, ok: 200 },
+  'POST /internal/v1/tenants': {
+    method: 'POST',
+    path: '/internal/v1/tenants',
+    body: { id: 'matrix-new', name: 'Matrix' },
+    ok: 201,
+    prepare: async () => ({ path: '/internal/v1/tenants', body: { id: `matrix-${++tenantsMade}`, name: 'Matrix' } }),
+  },
+  'GET /internal/v1/tenants': { method: 'GET', path: '/internal/v1/tenants', ok: 200 },
+  'PATCH /internal/v1/tenants/{tenant}': { method: 'PATCH', path: `/internal/v1/tenants/${TARGET}`, body: { name: 'Target Co' }, ok: 200 },
+  'POST /internal/v1/keys': { method: 'POST', path: '/internal/v1/keys', body: { role: 'app', name: 'matrix' }, ok: 201 },
+  'GET /internal/v1/keys': { method: 'GET', path: '/internal/v1/keys', ok: 200 },
+  'DELETE /internal/v1/keys/{id}': {
+    method: 'DELETE',
+    path: '/internal/v1/keys/{id}',
+    ok: 200,
+    prepare: async (tenant) => {
+      const created = await call(gateway.origin, keys[tenant].admin, 'POST', '/internal/v1/keys', { role: 'app' });
+      expect(created.status).toBe(201);
+      return { path: `/internal/v1/keys/${created.body.id as string}` };
+    },
+  },
 };
 type EndpointName = keyof typeof ENDPOINTS;
 
@@ -96,8 +121,15 @@ const MATRIX: Array<[EndpointName, Outcome, Outcome, Outcome, Outcome, Outcome, 
   ['DELETE /internal/v1/budgets/{id}',             Y, N, N, N,   Y, N, N, N],
   ['GET /internal/v1/pii-policy',                  Y, N, N, N,   Y, N, N, N],
   ['PUT /internal/v1/pii-policy',                  Y, N, N, N,   Y, N, N, N],
+  ['GET /internal/queues/api/queues',              N, N, N, N,   Y, N, N, N],
   ['POST /internal/v1/tenants/{tenant}/credits',   N, N, N, N,   Y, N, N, N],
   ['PUT /internal/v1/tenants/{tenant}/plan',       N, N, N, N,   Y, N, N, N],
+  ['POST /internal/v1/tenants',                    N, N, N, N,   Y, N, N, N],
+  ['GET /internal/v1/tenants',                     N, N, N, N,   Y, N, N, N],
+  ['PATCH /internal/v1/tenants/{tenant}',          N, N, N, N,   Y, N, N, N],
+  ['POST /internal/v1/keys',                       Y, N, N, N,   Y, N, N, N],
+  ['GET /internal/v1/keys',                        Y, N, N, N,   Y, N, N, N],
+  ['DELETE /internal/v1/keys/{id}',                Y, N, N, N,   Y, N, N, N],
 ];
 
 const CASES = MATRIX.flatMap(([endpoint, ...outcomes]) =>
@@ -105,12 +137,14 @@ const CASES = MATRIX.flatMap(([endpoint, ...outcomes]) =>
 );
 
 async function send(tenant: Tenant, secret: string | null, endpoint: Endpoint, withPrepare: boolean): Promise<JsonResponse> {
-  const path = withPrepare && endpoint.prepare ? (await endpoint.prepare(tenant)).path : endpoint.path.replace('{id}', 'bud_does_not_exist');
-  if (secret !== null) return call(gateway.origin, secret, endpoint.method, path, endpoint.body);
+  const prepared = withPrepare && endpoint.prepare ? await endpoint.prepare(tenant) : null;
+  const path = prepared?.path ?? endpoint.path.replace('{id}', 'does_not_exist');
+  const body = prepared?.body ?? endpoint.body;
+  if (secret !== null) return call(gateway.origin, secret, endpoint.method, path, body);
   const response = await fetch(`${gateway.origin}${path}`, {
     method: endpoint.method,
-    headers: endpoint.body === undefined ? {} : { 'content-type': 'application/json' },
-    body: endpoint.body === undefined ? undefined : JSON.stringify(endpoint.body),
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : null, headers: response.headers };
@@ -185,6 +219,11 @@ describe('operator-only routes', () => {
     ['POST', '/internal/v1/tenants/acme/credits', { amount_micros: 1 }],
     ['PUT', '/internal/v1/tenants/acme/plan', { requests_per_minute: 1 }],
     ['POST', '/internal/v1/tenants/operator/credits', { amount_micros: 1 }],
+    ['POST', '/internal/v1/tenants', { id: 'acme-two' }],
+    ['PATCH', '/internal/v1/tenants/acme', { disabled: true }],
+    ['POST', '/internal/v1/keys', { role: 'admin', tenant: TARGET }],
+    ['GET', `/internal/v1/keys?tenant=${TARGET}`, undefined],
+    ['DELETE', '/internal/v1/keys/key_any?tenant=operator', undefined],
   ])("acme's admin: %s %s → 403", async (method, path, body) => {
     const response = await call(gateway.origin, keys.acme.admin, method, path, body);
     expectEnvelope(response, 403, 'invalid_request_error', 'permission_denied');

@@ -10,7 +10,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
-import { startGateway, workerOpsUrl, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
+import { startGateway, opsUrl, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';
 import { MAX_JSON_DEPTH } from '../../src/plugins/request-bounds.ts';
 import { MAX_PASSTHROUGH_BYTES } from '../../src/operations/chat/passthrough-size.ts';
@@ -120,7 +120,7 @@ function checkAnswer(request: RawRequest, response: RawResponse): void {
 
 async function bothProcessesAnswer(): Promise<void> {
   expect((await fetch(`${gateway.origin}/healthz`)).status).toBe(200);
-  for (const worker of gateway.workers) expect((await fetch(`${workerOpsUrl(worker)}/healthz`)).status).toBe(200);
+  for (const worker of gateway.workers) expect((await fetch(`${opsUrl(worker)}/healthz`)).status).toBe(200);
 }
 
 // ---- what the cases are made of ----
@@ -221,6 +221,12 @@ const ROUTES: Route[] = [
   { method: 'DELETE', path: pathParam.map((id) => `/internal/v1/budgets/${id}`), key: 'admin', body: null },
   { method: 'POST', path: pathParam.map((tenant) => `/internal/v1/tenants/${tenant}/credits`), key: 'operator', body: { amount_micros: 1000 } },
   { method: 'PUT', path: pathParam.map((tenant) => `/internal/v1/tenants/${tenant}/plan`), key: 'operator', body: { requests_per_minute: 600, max_queued: 100 } },
+  { method: 'POST', path: fc.constant('/internal/v1/tenants'), key: 'operator', body: { id: 'fuzz-co', name: 'Fuzz Co' } },
+  { method: 'GET', path: fc.constant('/internal/v1/tenants'), key: 'operator', body: null },
+  { method: 'PATCH', path: pathParam.map((tenant) => `/internal/v1/tenants/${tenant}`), key: 'operator', body: { name: 'Renamed' } },
+  { method: 'POST', path: fc.constant('/internal/v1/keys'), key: 'admin', body: { role: 'app', name: 'fuzz', expires_at: '2099-01-01T00:00:00Z' } },
+  { method: 'GET', path: query.map((q) => `/internal/v1/keys${q}`), key: 'admin', body: null },
+  { method: 'DELETE', path: pathParam.map((id) => `/internal/v1/keys/${id}`), key: 'admin', body: null },
   { method: 'PUT', path: fc.constant('/internal/v1/pii-policy'), key: 'admin', body: { mode: 'mask', critical: ['email'] } },
   { method: 'GET', path: fc.constant('/internal/v1/pii-policy'), key: 'admin', body: null },
   { method: 'GET', path: fc.constant('/internal/v1/audit/verify'), key: 'admin', body: null },

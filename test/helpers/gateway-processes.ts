@@ -95,7 +95,8 @@ async function waitFor(check: () => Promise<boolean> | boolean, what: string, pr
   throw new Error(`${what}: not ready after ${timeoutMs} ms:\n${proc.output()}`);
 }
 
-async function stop(proc: GatewayProcess): Promise<void> {
+/** SIGTERM, then SIGKILL after 10 s; resolves once the process ended. */
+export async function stopProcess(proc: GatewayProcess): Promise<void> {
   if (proc.child.exitCode !== null || proc.child.signalCode !== null) return;
   proc.child.kill('SIGTERM');
   const timer = setTimeout(() => proc.child.kill('SIGKILL'), 10_000);
@@ -103,10 +104,10 @@ async function stop(proc: GatewayProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-/** The base URL of a worker's operations listener, from the port its 'worker ready' line names. */
-export function workerOpsUrl(worker: GatewayProcess): string {
-  const port = /"opsPort":(\d+)/.exec(worker.output())?.[1];
-  if (port === undefined) throw new Error(`the worker logged no operations port:\n${worker.output()}`);
+/** The base URL of a process's operations listener, from the port its log names ('worker ready', 'operations listener ready'). */
+export function opsUrl(proc: GatewayProcess): string {
+  const port = /"opsPort":(\d+)/.exec(proc.output())?.[1];
+  if (port === undefined) throw new Error(`the process logged no operations port:\n${proc.output()}`);
   return `http://127.0.0.1:${port}`;
 }
 
@@ -151,7 +152,7 @@ export async function startGateway(options: { catalog: WrittenCatalog; env?: Rec
     PORT: String(port),
     HOST: '127.0.0.1',
     LOG_LEVEL: 'info',
-    // Each worker's operations listener (/healthz, /readyz) on a free port it logs (workerOpsUrl).
+    // Each worker's operations listener (/healthz, /readyz) on a free port it logs (opsUrl).
     METRICS_PORT: '0',
     ...options.env,
   };
@@ -198,7 +199,7 @@ export async function startGateway(options: { catalog: WrittenCatalog; env?: Rec
       return { id: key.id, secret: key.secret };
     },
     async close() {
-      await Promise.all([...webs.map((w) => w.process), ...workers].map(stop));
+      await Promise.all([...webs.map((w) => w.process), ...workers].map(stopProcess));
       await repository.close();
       await deletePrefix(redis, prefix);
       redis.disconnect();

@@ -102,7 +102,7 @@ describe('gateway CLI (PostgreSQL)', () => {
 
     const before = await run('keys', 'list', '--tenant', 'revoker');
     expect(before.code).toBe(0);
-    expect(before.stdout).toMatch(new RegExp(`^${keyId}\\s+app\\s+\\S+Z\\s+-$`, 'm'));
+    expect(before.stdout).toMatch(new RegExp(`^${keyId}\\s+app\\s+\\S+Z\\s+-\\s+-\\s+-$`, 'm'));
     expect(before.stdout).not.toContain(secret);
     expect(before.stdout).not.toContain(hashApiKeySecret(secret));
 
@@ -110,7 +110,20 @@ describe('gateway CLI (PostgreSQL)', () => {
     const revoked = await sql.query('SELECT revoked_at FROM api_keys WHERE id = $1', [keyId]);
     expect(revoked.rows[0]?.revoked_at).toBeInstanceOf(Date);
     const after = await run('keys', 'list', '--tenant', 'revoker');
-    expect(after.stdout).toMatch(new RegExp(`^${keyId}\\s+app\\s+\\S+Z\\s+\\S+Z$`, 'm'));
+    expect(after.stdout).toMatch(new RegExp(`^${keyId}\\s+app\\s+\\S+Z\\s+\\S+Z\\s+-\\s+-$`, 'm'));
+  });
+
+  it('keys create takes a name and an expiry in the future, and keys list shows them', async () => {
+    await run('tenants', 'create', 'named-co');
+    const created = await run('keys', 'create', '--tenant', 'named-co', '--role', 'app', '--name', 'nightly job', '--expires-at', '2099-01-31T00:00:00Z');
+    expect(created.code).toBe(0);
+    const listed = await run('keys', 'list', '--tenant', 'named-co');
+    expect(listed.stdout).toMatch(/^key_\S+\s+app\s+\S+Z\s+-\s+2099-01-31T00:00:00\.000Z\s+nightly job$/m);
+    for (const bad of ['2001-01-01T00:00:00Z', 'tomorrow']) {
+      const refused = await run('keys', 'create', '--tenant', 'named-co', '--role', 'app', '--expires-at', bad);
+      expect(refused).toMatchObject({ code: 2, stdout: '' });
+      expect(refused.stderr).toContain(`Invalid --expires-at '${bad}'`);
+    }
   });
 
   it('keys revoke of an unknown key fails with exit 1', async () => {
@@ -175,6 +188,20 @@ describe('gateway CLI: prompts, budgets, credits, plans, audit', () => {
     expect((await run('prompts', 'activate', 'greet', '--tenant', 'acme', '--version', '9')).code).toBe(1);
   });
 
+  it('keys revoke announces the tenant on the auth invalidation channel, so web processes refuse the key at once', async () => {
+    const created = await run('keys', 'create', '--tenant', 'acme', '--role', 'app');
+    const keyId = /created key (key_[0-9a-z]+)/.exec(created.stderr)?.[1] ?? '';
+    const subscriber = new Redis('redis://127.0.0.1:6379');
+    try {
+      const announced = new Promise<string>((resolve) => subscriber.on('message', (_channel: string, message: string) => resolve(message)));
+      await subscriber.subscribe(`${prefix}:invalidate:auth`);
+      expect(await run('keys', 'revoke', keyId)).toMatchObject({ code: 0, stderr: `revoked key ${keyId}\n` });
+      expect(await announced).toBe('acme');
+    } finally {
+      subscriber.disconnect();
+    }
+  });
+
   it('manages budgets, credits and plans, audits them, and verifies the chain', async () => {
     const created = await run('budgets', 'create', '--tenant', 'acme', '--window', 'day', '--limit', '5000000', '--feature', 'search');
     expect(created.code).toBe(0);
@@ -186,7 +213,7 @@ describe('gateway CLI: prompts, budgets, credits, plans, audit', () => {
     expect((await run('budgets', 'create', '--tenant', 'acme', '--window', 'week', '--limit', '5')).code).toBe(2);
     const verified = await run('audit', 'verify', '--tenant', 'acme');
     expect(verified).toMatchObject({ code: 0 });
-    // tenant, 2 versions + 3 activations, budget created and deleted, top-up, plan
-    expect(verified.stdout).toMatch(/^ok: 10 events/);
+    // tenant, 2 versions + 3 activations, key created and revoked, budget created and deleted, top-up, plan
+    expect(verified.stdout).toMatch(/^ok: 12 events/);
   });
 });

@@ -4,6 +4,7 @@ import { InvalidTokenError, type InvalidTokenReason } from '../../errors/gateway
 import { ROLES, type Role } from '../../store/repository.ts';
 import type { Principal } from '../roles.ts';
 import type { VerificationKey } from './jwks-fetch.ts';
+import { TENANT_ID_PATTERN } from '../../tenants/tenant-id.ts';
 
 /** What a token must satisfy besides its signature. */
 export interface ClaimRules {
@@ -14,7 +15,6 @@ export interface ClaimRules {
   roleClaim: string;
 }
 
-const TENANT_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const EC_CURVES: Record<string, string> = { ES256: 'P-256', ES384: 'P-384', ES512: 'P-521' };
 const EDDSA_CURVES = new Set(['Ed25519', 'Ed448']);
 
@@ -56,7 +56,7 @@ export function principalFromClaims(claims: Record<string, unknown>, rules: Clai
   const tenant = claims[rules.tenantClaim];
   const role = claims[rules.roleClaim];
   if (tenant === undefined) throw new InvalidTokenError('missing_claim', `The token has no '${rules.tenantClaim}' claim naming the tenant.`);
-  if (typeof tenant !== 'string' || !TENANT_ID.test(tenant)) throw new InvalidTokenError('invalid_claim', `The token's '${rules.tenantClaim}' claim is not a valid tenant id.`);
+  if (typeof tenant !== 'string' || !TENANT_ID_PATTERN.test(tenant)) throw new InvalidTokenError('invalid_claim', `The token's '${rules.tenantClaim}' claim is not a valid tenant id.`);
   if (role === undefined) throw new InvalidTokenError('missing_claim', `The token has no '${rules.roleClaim}' claim naming the role.`);
   if (typeof role !== 'string' || !(ROLES as readonly string[]).includes(role)) {
     throw new InvalidTokenError('invalid_claim', `The token's '${rules.roleClaim}' claim is not one of the roles ${ROLES.join(', ')}.`);

@@ -4,8 +4,9 @@ import { Type } from '@sinclair/typebox';
 import type { BudgetPolicy, CreditTopUp, TenantPlan } from '../../store/repository.ts';
 import { BudgetPolicyInputSchema, createBudgetPolicy, deleteBudgetPolicy, PlanInputSchema, setTenantPlan, TopUpInputSchema, topUpCredits, type BudgetAdminDeps } from '../../budget/budget-admin.ts';
 import { ResourceNotFoundError } from '../../errors/gateway-error.ts';
+import { TenantIdSchema } from '../../tenants/tenant-id.ts';
 
-const TenantParams = Type.Object({ tenant: Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,62}$' }) });
+const TenantParams = Type.Object({ tenant: TenantIdSchema });
 
 function policyJson(policy: BudgetPolicy) {
   return { object: 'budget', id: policy.id, feature: policy.feature, window: policy.window, limit_micros: policy.limitMicros, created_at: policy.createdAt.toISOString() };

@@ -1,10 +1,56 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { ResponsesRequestSchema } from '../../wire/openai-responses.ts';
+import { Type } from '@sinclair/typebox';
+import { ResponseSchema, ResponseStreamEventSchema, ResponsesRequestSchema } from '../../wire/openai-responses.ts';
+import { ErrorEnvelopeSchema } from '../../errors/to-envelope.ts';
+import { ADMITTED, AUTHENTICATED, STREAMING_ADMISSION_HEADERS, errors, jsonOrEvents, type RouteDocs } from '../../openapi/route-doc.ts';
 import { responsesOperation } from '../../operations/responses/operation.ts';
 import { handleRequest, type CompletionServices } from '../../admission/handle-request.ts';
 import { ResourceNotFoundError } from '../../errors/gateway-error.ts';
 import { rejectOtherMethods } from '../../plugins/errors.ts';
+
+/** A failure after the stream began: numbered like the events before it, with the spec's envelope under `error`. */
+const StreamErrorEventSchema = Type.Object({
+  type: Type.Literal('error'),
+  code: Type.String(),
+  message: Type.String(),
+  param: Type.Union([Type.String(), Type.Null()]),
+  sequence_number: Type.Integer({ minimum: 0 }),
+  error: ErrorEnvelopeSchema.properties.error,
+});
+
+/** Reading or deleting a stored response: the gateway stores none. */
+function storedResponseDoc(operationId: string, summary: string) {
+  return {
+    operationId,
+    summary,
+    description: 'Always 404: the gateway stores no responses (each is answered with `store: false`).',
+    tags: ['Responses'],
+    credentials: 'bearer' as const,
+    responses: errors('openai', [...AUTHENTICATED, 404], { 404: 'The gateway stores no responses (`not_found`).' }),
+  };
+}
+
+/** The OpenAPI document's word on the routes. */
+export const responsesDocs: RouteDocs = {
+  'POST /v1/responses': {
+    operationId: 'createResponse',
+    summary: 'Create a response (OpenAI Responses API, stateless)',
+    description: 'OpenAI\'s Responses API without stored state: send the whole conversation in `input`.',
+    tags: ['Responses'],
+    credentials: 'bearer',
+    headers: Type.Object(STREAMING_ADMISSION_HEADERS),
+    responses: {
+      200: jsonOrEvents('The response; with `stream: true`, OpenAI\'s named events.', ResponseSchema, {
+        description: '`event: <type>` and `data: <event>` pairs, each numbered by `sequence_number`, from response.created to response.completed (or response.incomplete). A failure after the first event is the `error` event.',
+        data: Type.Union([ResponseStreamEventSchema, StreamErrorEventSchema]),
+      }),
+      ...errors('openai', ADMITTED, { 404: 'The model alias is unknown (`model_not_found`).' }),
+    },
+  },
+  'GET /v1/responses/:id': storedResponseDoc('getResponse', 'Retrieve a stored response'),
+  'DELETE /v1/responses/:id': storedResponseDoc('deleteResponse', 'Delete a stored response'),
+};
 
 /**
  * POST /v1/responses through the admission chain. The gateway stores no responses, so reading or

@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { UsageCursor, UsageFilter, UsageGroup, UsageRecord, UsageRepository } from '../../store/repository.ts';
 import { InvalidValueError } from '../../errors/gateway-error.ts';
 import { toUsageFields } from '../../store/usage-fields.ts';
 import { decodeCursor, encodeCursor, nextDay, parseDay, parseLimit } from '../query-params.ts';
 import { rejectOtherMethods } from '../../plugins/errors.ts';
+import { AUTHENTICATED, errors, json, type RouteDocs } from '../../openapi/route-doc.ts';
 
 const UsageQuerySchema = Type.Object(
   {
@@ -21,8 +22,72 @@ const UsageQuerySchema = Type.Object(
   { additionalProperties: false },
 );
 
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const Count = () => Type.Integer({ minimum: 0 });
+
 /** A usage record on the wire (snake_case; the tenant is implicit). */
-export function usageRecordJson(record: UsageRecord) {
+export const UsageRecordSchema = Type.Object({
+  object: Type.Literal('usage.record'),
+  request_id: Type.String(),
+  key_id: Type.String(),
+  feature: Nullable(Type.String()),
+  operation: Type.Union([Type.Literal('chat'), Type.Literal('embeddings'), Type.Literal('messages'), Type.Literal('responses')]),
+  requested_model: Type.String({ description: 'The alias the client asked for (a model or a tier).' }),
+  model: Type.String({ description: 'The catalog alias that answered (or was tried last).' }),
+  provider: Type.String(),
+  upstream_model: Type.String(),
+  prompt_name: Nullable(Type.String()),
+  prompt_version: Nullable(Type.Integer()),
+  prompt_tokens: Count(),
+  completion_tokens: Count(),
+  total_tokens: Count(),
+  cached_tokens: Count(),
+  cache_write_tokens: Count(),
+  reasoning_tokens: Count(),
+  usage_source: Type.Union([Type.Literal('provider'), Type.Literal('estimated')]),
+  cost_micros: Type.Integer({ description: "Micro-units of the tenant's currency." }),
+  status: Type.Union([Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('cancelled')]),
+  error_code: Nullable(Type.String()),
+  queue_wait_ms: Type.Number(),
+  ttft_ms: Nullable(Type.Number()),
+  latency_ms: Type.Number(),
+  stream: Type.Boolean(),
+  pii_flags: Type.Array(Type.String()),
+  created_at: Type.String({ format: 'date-time' }),
+});
+
+/** One group of `group_by`: its day, model or feature, and its sums. */
+const UsageGroupSchema = Type.Object({
+  day: Type.Optional(Type.String()),
+  model: Type.Optional(Type.String()),
+  feature: Type.Optional(Nullable(Type.String())),
+  requests: Count(),
+  prompt_tokens: Count(),
+  completion_tokens: Count(),
+  total_tokens: Count(),
+  cost_micros: Type.Integer(),
+});
+
+/** GET /v1/usage's answer: a page of records, or with `group_by` the sums of each group. */
+export const UsageAnswerSchema = Type.Union([
+  Type.Object({ object: Type.Literal('list'), data: Type.Array(UsageRecordSchema), has_more: Type.Boolean(), next_cursor: Nullable(Type.String()) }),
+  Type.Object({ object: Type.Literal('list'), group_by: Type.Union([Type.Literal('day'), Type.Literal('model'), Type.Literal('feature')]), data: Type.Array(UsageGroupSchema) }),
+]);
+
+/** The OpenAPI document's word on the route. */
+export const usageDocs: RouteDocs = {
+  'GET /v1/usage': {
+    operationId: 'listUsage',
+    summary: 'Query usage records',
+    description: "The caller's tenant's usage records, newest first, or their sums by day, model or feature.",
+    tags: ['Usage'],
+    credentials: 'bearer',
+    responses: { 200: json('Records, or sums.', UsageAnswerSchema), ...errors('openai', AUTHENTICATED) },
+  },
+};
+
+/** A stored record as UsageRecordSchema says. */
+export function usageRecordJson(record: UsageRecord): Static<typeof UsageRecordSchema> {
   const { tenant_id: _tenant, created_at, ...fields } = toUsageFields(record);
   return { object: 'usage.record', ...fields, created_at: created_at.toISOString() };
 }

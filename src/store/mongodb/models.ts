@@ -6,6 +6,8 @@ import { ROLES, type Role } from '../repository.ts';
 export interface TenantDocument {
   _id: string;
   name: string;
+  /** Absent on tenants stored before tenants could be disabled: read as false. */
+  disabled?: boolean;
   created_at: Date;
 }
 
@@ -14,8 +16,11 @@ export interface ApiKeyDocument {
   _id: string;
   tenant_id: string;
   role: Role;
+  /** Absent, like expires_at, on keys stored before keys had them: read as null. */
+  name?: string | null;
   secret_hash: string;
   created_at: Date;
+  expires_at?: Date | null;
   revoked_at: Date | null;
 }
 
@@ -29,6 +34,7 @@ const tenantSchema = new Schema<TenantDocument>(
   {
     _id: { type: String, required: true },
     name: { type: String, required: true },
+    disabled: { type: Boolean, default: false },
     created_at: { type: Date, required: true, default: () => new Date() },
   },
   { collection: 'tenants', versionKey: false },
@@ -39,8 +45,10 @@ const apiKeySchema = new Schema<ApiKeyDocument>(
     _id: { type: String, required: true },
     tenant_id: { type: String, required: true },
     role: { type: String, required: true, enum: ROLES },
+    name: { type: String, default: null },
     secret_hash: { type: String, required: true },
     created_at: { type: Date, required: true, default: () => new Date() },
+    expires_at: { type: Date, default: null },
     revoked_at: { type: Date, default: null },
   },
   { collection: 'api_keys', versionKey: false },

@@ -187,6 +187,16 @@ export const MIGRATIONS: readonly Migration[] = [
         ADD COLUMN operation text NOT NULL DEFAULT 'chat' CHECK (operation IN ('chat', 'embeddings', 'messages', 'responses'));
     `,
   },
+  {
+    version: 9,
+    name: 'disabled tenants, key names and expiry',
+    sql: `
+      ALTER TABLE tenants ADD COLUMN disabled boolean NOT NULL DEFAULT false;
+      ALTER TABLE api_keys
+        ADD COLUMN name text,
+        ADD COLUMN expires_at timestamptz;
+    `,
+  },
 ];
 
 // Any constant works; it only has to be the same in every process that migrates.

@@ -21,7 +21,7 @@ export function tenantAndKeyCases(store: StoreContext, kind: Repository['kind'])
   it('creates a tenant and reads it back', async () => {
     const id = `t-${uid()}`;
     const created = await repo().tenants.create({ id, name: 'Acme Inc' });
-    expect(created).toEqual({ id, name: 'Acme Inc', createdAt: expect.any(Date) });
+    expect(created).toEqual({ id, name: 'Acme Inc', disabled: false, createdAt: expect.any(Date) });
     expect(Math.abs(created.createdAt.getTime() - Date.now())).toBeLessThan(60_000);
     expect(await repo().tenants.get(id)).toEqual(created);
   });
@@ -46,8 +46,10 @@ export function tenantAndKeyCases(store: StoreContext, kind: Repository['kind'])
       id: key.id,
       tenantId: tenant.id,
       role: 'app',
+      name: null,
       secretHash: key.secretHash,
       createdAt: expect.any(Date),
+      expiresAt: null,
       revokedAt: null,
     });
     expect(await repo().apiKeys.findByHash(key.secretHash)).toEqual(created);
@@ -96,6 +98,51 @@ export function tenantAndKeyCases(store: StoreContext, kind: Repository['kind'])
     expect(listed.find((k) => k.role === 'auditor')?.revokedAt).toBeInstanceOf(Date);
     expect(await repo().apiKeys.listByTenant(b.id)).toEqual([bKey]);
     expect(await repo().apiKeys.listByTenant(empty.id)).toEqual([]);
+  });
+
+  it('lists tenants ordered by id, with their disabled state', async () => {
+    const u = uid();
+    const [b, a] = [await repo().tenants.create({ id: `list-${u}-b`, name: 'B' }), await repo().tenants.create({ id: `list-${u}-a`, name: 'A' })];
+    await repo().tenants.update(b.id, { disabled: true });
+    const mine = (await repo().tenants.list()).filter((tenant) => tenant.id.startsWith(`list-${u}-`));
+    expect(mine).toEqual([a, { ...b, disabled: true }]);
+    const all = (await repo().tenants.list()).map((tenant) => tenant.id);
+    expect(all).toEqual([...all].sort());
+  });
+
+  it('updates only the fields given, and answers null for an unknown tenant', async () => {
+    const tenant = await newTenant();
+    const disabled = await repo().tenants.update(tenant.id, { disabled: true });
+    expect(disabled).toEqual({ ...tenant, disabled: true });
+    expect(await repo().tenants.get(tenant.id)).toEqual(disabled);
+    const renamed = await repo().tenants.update(tenant.id, { name: 'Renamed' });
+    expect(renamed).toEqual({ ...tenant, name: 'Renamed', disabled: true });
+    expect(await repo().tenants.update(tenant.id, { name: 'Both', disabled: false })).toEqual({ ...tenant, name: 'Both', disabled: false });
+    expect(await repo().tenants.get(tenant.id)).toEqual({ ...tenant, name: 'Both', disabled: false });
+    expect(await repo().tenants.update(tenant.id, {})).toEqual({ ...tenant, name: 'Both', disabled: false });
+    expect(await repo().tenants.update(`missing-${uid()}`, { disabled: true })).toBeNull();
+  });
+
+  it('stores a key with a name and an expiry, and reads them back everywhere', async () => {
+    const tenant = await newTenant();
+    const key = generateApiKey();
+    const expiresAt = new Date(Date.now() + 86_400_000);
+    const created = await repo().apiKeys.create({ id: key.id, tenantId: tenant.id, role: 'app', secretHash: key.secretHash, name: 'ci deploy', expiresAt });
+    expect(created).toMatchObject({ id: key.id, name: 'ci deploy', expiresAt });
+    expect(await repo().apiKeys.findByHash(key.secretHash)).toEqual(created);
+    expect(await repo().apiKeys.get(tenant.id, key.id)).toEqual(created);
+    expect(await repo().apiKeys.listByTenant(tenant.id)).toEqual([created]);
+    expect(await repo().apiKeys.revoke(key.id)).toEqual({ ...created, revokedAt: expect.any(Date) });
+  });
+
+  it("gets a key only within its own tenant, revoked or not", async () => {
+    const [owner, other] = [await newTenant(), await newTenant()];
+    const key = await newKey(owner.id);
+    expect(await repo().apiKeys.get(owner.id, key.id)).toEqual(key);
+    expect(await repo().apiKeys.get(other.id, key.id)).toBeNull();
+    expect(await repo().apiKeys.get(owner.id, `key_missing_${uid()}`)).toBeNull();
+    const revoked = await repo().apiKeys.revoke(key.id);
+    expect(await repo().apiKeys.get(owner.id, key.id)).toEqual(revoked);
   });
 
   it('migrates again, even concurrently, without touching the data', async () => {

@@ -147,6 +147,62 @@ describe('ApiKeyAuthenticator: lookups', () => {
   });
 });
 
+describe('ApiKeyAuthenticator: expiry and invalidation', () => {
+  it('refuses a key from its expiry on, even from the cache, naming the known key for the audit', async () => {
+    let now = Date.now();
+    const key = generateApiKey();
+    const record = await repository.apiKeys.create({ id: key.id, tenantId: 'acme', role: 'app', secretHash: key.secretHash, expiresAt: new Date(now + 1_000) });
+    const spy = counted();
+    const authenticator = new ApiKeyAuthenticator(spy.repository, TTL_MS, () => now);
+    expect((await authenticator.authenticate(`Bearer ${key.secret}`)).keyId).toBe(key.id);
+    now += 1_000;
+    const error = await rejection(authenticator.authenticate(`Bearer ${key.secret}`));
+    expect(error).toBeInstanceOf(InvalidApiKeyError);
+    expect(error.message).toContain(record.expiresAt?.toISOString());
+    expect((error as InvalidApiKeyError).knownKey).toEqual({ tenantId: 'acme', keyId: key.id, reason: 'expired_key' });
+    expect(spy.calls()).toBe(1);
+  });
+
+  it("drops only the invalidated tenant's cached keys", async () => {
+    const [mine, theirs] = [await issue('acme', 'app'), await issue('globex', 'app')];
+    const spy = counted();
+    const authenticator = new ApiKeyAuthenticator(spy.repository, TTL_MS, () => 0);
+    await authenticator.authenticate(`Bearer ${mine.secret}`);
+    await authenticator.authenticate(`Bearer ${theirs.secret}`);
+    await repository.apiKeys.revoke(mine.id);
+    authenticator.invalidateTenant('acme');
+    const error = await rejection(authenticator.authenticate(`Bearer ${mine.secret}`));
+    expect((error as InvalidApiKeyError).knownKey).toEqual({ tenantId: 'acme', keyId: mine.id, reason: 'revoked_key' });
+    expect((await authenticator.authenticate(`Bearer ${theirs.secret}`)).keyId).toBe(theirs.id);
+    expect(spy.calls()).toBe(3);
+  });
+
+  it('does not keep the answer of a lookup that was under way when the tenant was invalidated', async () => {
+    const key = await issue('acme', 'developer');
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let calls = 0;
+    const apiKeys = {
+      ...repository.apiKeys,
+      findByHash: async (hash: string) => {
+        calls++;
+        const record = await repository.apiKeys.findByHash(hash);
+        if (calls === 1) await gate;
+        return record;
+      },
+    };
+    const authenticator = new ApiKeyAuthenticator({ ...repository, apiKeys }, TTL_MS, () => 0);
+    const stale = authenticator.authenticate(`Bearer ${key.secret}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await repository.apiKeys.revoke(key.id);
+    authenticator.invalidateTenant('acme');
+    release();
+    expect((await stale).keyId).toBe(key.id);
+    expect(await rejection(authenticator.authenticate(`Bearer ${key.secret}`))).toBeInstanceOf(InvalidApiKeyError);
+    expect(calls).toBe(2);
+  });
+});
+
 describe('ApiKeyAuthenticator: store outage', () => {
   it('answers 503 service_unavailable when the pool is closed', async () => {
     const closed = createPostgresRepository(database.url);

@@ -1,18 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { authorize, PERMISSIONS, type Operation, type Principal } from '../../../src/auth/roles.ts';
+import { authorize, PERMISSIONS, targetTenant, type Operation, type Principal } from '../../../src/auth/roles.ts';
 import { PermissionDeniedError } from '../../../src/errors/gateway-error.ts';
 import { ROLES, type Role } from '../../../src/store/repository.ts';
 
 /** The role matrix of DESIGN.md, written out: what each role may do. */
 const INFERENCE: Operation[] = ['chat.create', 'embeddings.create', 'messages.create', 'responses.create', 'models.read'];
 const EXPECTED: Record<Role, Operation[]> = {
-  admin: [...INFERENCE, 'prompts.read', 'usage.read', 'budgets.read', 'audit.read', 'audit.verify', 'prompts.write', 'budgets.write', 'policies.write', 'tenants.operate'],
+  admin: [...INFERENCE, 'prompts.read', 'usage.read', 'budgets.read', 'audit.read', 'audit.verify', 'prompts.write', 'budgets.write', 'policies.write', 'tenants.operate', 'tenants.read', 'tenants.write', 'keys.read', 'keys.write', 'queues.read'],
   developer: [...INFERENCE, 'prompts.read', 'usage.read', 'budgets.read'],
   app: INFERENCE,
   auditor: ['usage.read', 'budgets.read', 'audit.read', 'audit.verify'],
 };
 
-const OPERATIONS: Operation[] = [...INFERENCE, 'prompts.read', 'usage.read', 'budgets.read', 'audit.read', 'audit.verify', 'prompts.write', 'budgets.write', 'policies.write', 'tenants.operate'];
+const OPERATIONS: Operation[] = [...INFERENCE, 'prompts.read', 'usage.read', 'budgets.read', 'audit.read', 'audit.verify', 'prompts.write', 'budgets.write', 'policies.write', 'tenants.operate', 'tenants.read', 'tenants.write', 'keys.read', 'keys.write', 'queues.read'];
 const OPERATOR = 'operator';
 
 function principal(role: Role, tenantId = OPERATOR): Principal {
@@ -56,8 +56,25 @@ describe('authorize', () => {
 });
 
 describe('operator operations', () => {
-  it('an admin of another tenant may not operate on tenants', () => {
-    expect(() => authorize(principal('admin', 'acme'), 'tenants.operate', OPERATOR)).toThrow(PermissionDeniedError);
-    expect(() => authorize(principal('admin', 'acme'), 'budgets.write', OPERATOR)).not.toThrow();
+  it.each(['tenants.operate', 'tenants.read', 'tenants.write', 'queues.read'] as const)('an admin of another tenant may not %s', (operation) => {
+    expect(() => authorize(principal('admin', 'acme'), operation, OPERATOR)).toThrow(PermissionDeniedError);
+    expect(() => authorize(principal('admin'), operation, OPERATOR)).not.toThrow();
+  });
+
+  it("any tenant's admin manages its own keys and budgets", () => {
+    for (const operation of ['budgets.write', 'keys.read', 'keys.write'] as const) expect(() => authorize(principal('admin', 'acme'), operation, OPERATOR)).not.toThrow();
+  });
+});
+
+describe('targetTenant', () => {
+  it("is the principal's own tenant unless another is named", () => {
+    expect(targetTenant(principal('admin', 'acme'), undefined, OPERATOR, 'keys.write')).toBe('acme');
+    expect(targetTenant(principal('admin', 'acme'), 'acme', OPERATOR, 'keys.write')).toBe('acme');
+  });
+
+  it("lets only the operator tenant's principals name another tenant", () => {
+    expect(targetTenant(principal('admin'), 'acme', OPERATOR, 'keys.read')).toBe('acme');
+    expect(() => targetTenant(principal('admin', 'acme'), 'globex', OPERATOR, 'keys.read')).toThrow(PermissionDeniedError);
+    expect(() => targetTenant(principal('admin', 'acme'), 'globex', OPERATOR, 'keys.read')).toThrow("tenant 'acme'");
   });
 });

@@ -1,0 +1,14 @@
+import { describe, expect, it } from 'vitest';
+import { tenantLabeler } from '../../../src/metrics/tenant-label.ts';
+
+describe('tenantLabeler', () => {
+  it('names only the listed tenants', () => {
+    const label = tenantLabeler('acme,globex');
+    expect(['acme', 'globex', 'initech'].map(label)).toEqual(['acme', 'globex', 'other']);
+  });
+
+  it('names none by default and every tenant with *', () => {
+    expect(tenantLabeler('')('acme')).toBe('other');
+    expect(tenantLabeler('*')('acme')).toBe('acme');
+  });
+});
