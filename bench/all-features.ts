@@ -48,14 +48,16 @@ export async function rateLimitHeader(stack: BenchStack): Promise<string | null>
 /**
  * A private Redis (its counters belong to the run alone) and one web and one worker process from
  * `root` (this checkout when undefined) with every feature on, both undone by `cleanups`.
- * `cpus` pins Redis, web and worker to the gateway's and the upstream to its own; `models` adds catalog aliases.
+ * `cpus` pins Redis, web and worker to the gateway's and the upstream to its own; `models` adds catalog aliases;
+ * `env` is merged over the every-feature environment (e.g. to turn metrics on).
  */
 export async function startAllFeaturesStack(
   cleanups: CleanupStack,
-  options: { root: string | undefined; connections: number; cpus?: { gateway: string; upstream: string }; models?: StackOptions['models'] },
+  options: { root: string | undefined; connections: number; cpus?: { gateway: string; upstream: string }; models?: StackOptions['models']; env?: Record<string, string> },
 ): Promise<{ redisServer: PrivateRedis; stack: BenchStack }> {
   const redisServer = await startPrivateRedis(options.cpus ? { cpus: options.cpus.gateway } : {});
-  cleanups.register(() => redisServer.stop());
+  // One entry for both, registered once the stack is up: an abort during the start would otherwise
+  // stop this Redis under processes that then wait for it until the exit cuts them off, left running.
   const stack = await startStack({
     redisUrl: redisServer.url,
     root: options.root,
@@ -64,12 +66,18 @@ export async function startAllFeaturesStack(
     workerConcurrency: options.connections * 2,
     upstreamConnections: options.connections * 2,
     nodeOptions: { web: '', worker: '' },
-    env: ALL_FEATURES_ENV,
+    env: { ...ALL_FEATURES_ENV, ...options.env },
     prepareTenant: prepareAllFeatures,
     ...(options.cpus ? { cpus: options.cpus } : {}),
     ...(options.models ? { models: options.models } : {}),
+  }).catch(async (error: unknown) => {
+    await redisServer.stop();
+    throw error;
   });
-  cleanups.register(() => stack.close());
+  cleanups.register(async () => {
+    await stack.close();
+    await redisServer.stop();
+  });
   return { redisServer, stack };
 }
 

@@ -16,6 +16,7 @@ export class CleanupStack {
   readonly #open = new Set<Promise<unknown>>();
   readonly #late = new Set<Promise<void>>();
   #aborted = false;
+  #unwinding: Promise<void> = Promise.resolve();
 
   /** `name` prefixes what it writes to stderr. */
   constructor(name: string) {
@@ -28,9 +29,14 @@ export class CleanupStack {
     else this.#cleanups.push(cleanup);
   }
 
+  /** Throws once the bench is stopping: a phase calls it between its steps, to give up rather than start more. */
+  throwIfStopping(): void {
+    if (this.#aborted) throw new Error(`${this.#name} is stopping`);
+  }
+
   /** Runs `phase`, then undoes what it registered, whether it succeeded or not; refused once the bench is stopping. */
   async scope<T>(phase: () => Promise<T>): Promise<T> {
-    if (this.#aborted) throw new Error(`${this.#name} is stopping`);
+    this.throwIfStopping();
     const mark = this.#cleanups.length;
     const running = (async () => {
       try {
@@ -47,12 +53,20 @@ export class CleanupStack {
     }
   }
 
-  /** Undoes the entries above `downTo` (all by default), last first; one that fails is reported and passed over. */
-  async unwind(downTo = 0): Promise<void> {
-    while (this.#cleanups.length > downTo) {
-      const cleanup = this.#cleanups.pop() as Cleanup;
-      await cleanup().catch((error: unknown) => process.stderr.write(`cleanup: ${String(error)}\n`));
-    }
+  /**
+   * Undoes the entries above `downTo` (all by default), last first; one that fails is reported and passed over.
+   * It starts once the unwind under way has ended: an abort's and the bench's own (a `finally`) would
+   * otherwise pop entries side by side, a Redis server stopped while its stack still closes, and the
+   * abort exit while the other still undoes what it popped.
+   */
+  unwind(downTo = 0): Promise<void> {
+    this.#unwinding = this.#unwinding.then(async () => {
+      while (this.#cleanups.length > downTo) {
+        const cleanup = this.#cleanups.pop() as Cleanup;
+        await cleanup().catch((error: unknown) => process.stderr.write(`cleanup: ${String(error)}\n`));
+      }
+    });
+    return this.#unwinding;
   }
 
   /** Undoes everything, waits for the phases under way to give up, and exits with `code` (after 30 s at the latest). */

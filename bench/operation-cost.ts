@@ -17,15 +17,13 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import type { WrittenCatalog } from '../src/catalog/schema.ts';
 import { BENCH_MODEL, type BenchStack } from './stack.ts';
-import { startAllFeaturesStack } from './all-features.ts';
-import { runClosedLoop } from './closed-loop.ts';
+import { gatewayHeaders, startAllFeaturesStack } from './all-features.ts';
 import { checkAnswer } from './sequential.ts';
-import { readCpuSeconds, readMachineBusySeconds } from './proc-stats.ts';
-import { costPer, sampleRedis, type RedisSample } from './redis-stats.ts';
 import { describeCheckout } from './base-worktree.ts';
 import { summariseLogs } from './child-logs.ts';
 import { CleanupStack, runBench } from './cleanup-stack.ts';
-import { num, ratio, table } from './report-format.ts';
+import { num, table } from './report-format.ts';
+import { costHeader, costRow, emptyTally, inRoundOrder, LOAD_OPTIONS, measure, prime, readLoadSettings, summarise, type LoadSettings, type LoopRequest, type RequestCost, type Tally } from './request-cost.ts';
 
 const CLAUDE_MODEL = 'bench-claude';
 const EMBED_MODEL = 'bench-embed';
@@ -115,168 +113,24 @@ const CASES: readonly Case[] = [
 const referenceOf = (c: Case) => (c.stream ? 'chat-stream' : 'chat');
 
 function readSettings() {
-  const { values } = parseArgs({
-    options: {
-      conns: { type: 'string', default: '32' },
-      dur: { type: 'string', default: '5' },
-      warm: { type: 'string', default: '2' },
-      rounds: { type: 'string', default: '2' },
-      cases: { type: 'string', default: CASES.map((c) => c.name).join(',') },
-      json: { type: 'boolean', default: false },
-    },
-  });
-  const int = (name: string, raw: string, min: number, max: number) => {
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < min || value > max) throw new Error(`--${name} must be an integer in [${min}, ${max}]; got ${raw}`);
-    return value;
-  };
+  const { values } = parseArgs({ options: { ...LOAD_OPTIONS, cases: { type: 'string', default: CASES.map((c) => c.name).join(',') } } });
   const names = values.cases.split(',').map((name) => name.trim());
   const unknown = names.filter((name) => !CASES.some((c) => c.name === name));
   if (unknown.length > 0) throw new Error(`--cases: unknown ${unknown.join(', ')}; known: ${CASES.map((c) => c.name).join(', ')}`);
-  const cases = CASES.filter((c) => names.includes(c.name));
-  return { connections: int('conns', values.conns, 1, 512), durS: int('dur', values.dur, 1, 120), warmS: int('warm', values.warm, 0, 60), rounds: int('rounds', values.rounds, 1, 10), cases, json: values.json };
+  return { ...readLoadSettings(values), cases: CASES.filter((c) => names.includes(c.name)) };
 }
 type Settings = ReturnType<typeof readSettings>;
 
-/** The counters at one edge of a window. */
-interface Sample {
-  redis: RedisSample;
-  /** CPU seconds so far, by process. */
-  web: number;
-  worker: number;
-  upstream: number;
-  client: number;
-  /** Busy seconds of the whole machine. */
-  machine: number;
-}
-
-/** One case's totals over every round. */
-interface Tally {
-  completed: number;
-  windowS: number;
-  webS: number;
-  workerS: number;
-  /** Redis CPU, the upstream's and the bench process's (the load generator), in seconds. */
-  redisS: number;
-  upstreamS: number;
-  clientS: number;
-  machineS: number;
-  commands: number;
-  scriptCalls: number;
-  /** Calls by command. */
-  byCommand: Map<string, number>;
-  errors: number;
-  firstError: string | null;
-}
-
-const emptyTally = (): Tally => ({ completed: 0, windowS: 0, webS: 0, workerS: 0, redisS: 0, upstreamS: 0, clientS: 0, machineS: 0, commands: 0, scriptCalls: 0, byCommand: new Map(), errors: 0, firstError: null });
-
-async function sample(monitor: Redis, pids: { web: number; worker: number; upstream: number }): Promise<Sample> {
-  const [redis, web, worker, upstream, client, machine] = await Promise.all([
-    sampleRedis(monitor),
-    readCpuSeconds(pids.web),
-    readCpuSeconds(pids.worker),
-    readCpuSeconds(pids.upstream),
-    readCpuSeconds(process.pid),
-    readMachineBusySeconds(),
-  ]);
-  return { redis, web, worker, upstream, client, machine };
-}
-
 /** The closed loop of a case, its window and probe aside. */
-function load(stack: BenchStack, c: Case, settings: Settings) {
-  return {
-    url: `${stack.gatewayUrl}/${c.path}`,
-    headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify(c.body),
-    stream: c.stream,
-    check: c.check,
-    connections: settings.connections,
-  };
+function load(stack: BenchStack, c: Case, settings: LoadSettings): LoopRequest {
+  return { url: `${stack.gatewayUrl}/${c.path}`, headers: gatewayHeaders(stack), body: JSON.stringify(c.body), stream: c.stream, check: c.check, connections: settings.connections };
 }
 
-/** Runs a case for --warm seconds (at least 1) unmeasured, counting its errors: V8 optimises each path only once it has run. */
-async function prime(stack: BenchStack, c: Case, settings: Settings, into: Tally): Promise<void> {
-  const run = await runClosedLoop({ ...load(stack, c, settings), warmS: 0, durS: Math.max(1, settings.warmS), probe: async () => null });
-  into.errors += run.errors;
-  into.firstError ??= run.firstError;
-}
-
-async function measure(stack: BenchStack, monitor: Redis, c: Case, settings: Settings, into: Tally): Promise<void> {
-  const { web, workers, upstream } = stack.processes;
-  const pids = { web: web.child.pid as number, worker: workers[0]?.child.pid as number, upstream: upstream.child.pid as number };
-  const run = await runClosedLoop<Sample>({ ...load(stack, c, settings), warmS: settings.warmS, durS: settings.durS, probe: () => sample(monitor, pids) });
-  const { before: b, after: a } = run;
-  // Per 1 unit: the window's totals, the INFO call of `before` left out.
-  const redis = costPer(b.redis, a.redis, 1);
-  into.completed += run.completed;
-  into.windowS += run.windowS;
-  into.webS += a.web - b.web;
-  into.workerS += a.worker - b.worker;
-  into.redisS += redis.cpuUs / 1e6;
-  into.upstreamS += a.upstream - b.upstream;
-  into.clientS += a.client - b.client;
-  into.machineS += a.machine - b.machine;
-  into.commands += redis.commands;
-  into.scriptCalls += redis.scriptCalls;
-  for (const { command, calls } of redis.byCommand) into.byCommand.set(command, (into.byCommand.get(command) ?? 0) + calls);
-  into.errors += run.errors;
-  into.firstError ??= run.firstError;
-}
-
-/** Per request figures of one case. */
-interface CaseResult {
-  stream: boolean;
-  reference: string;
-  completed: number;
-  perSecond: number;
-  webUs: number;
-  workerUs: number;
-  redisCommands: number;
-  redisScriptCalls: number;
-  redisUs: number;
-  /** Machine busy time not charged to web, worker, Redis, the upstream or the bench process (PostgreSQL among it), % of one core. */
-  otherPercent: number;
-  errors: number;
-  firstError: string | null;
-  /** Redis calls per request by command, most first. */
-  byCommand: Record<string, number>;
-}
-
-function summarise(t: Tally, c: Case): CaseResult {
-  const per = (value: number) => (t.completed > 0 ? value / t.completed : Number.NaN);
-  const named = t.webS + t.workerS + t.redisS + t.upstreamS + t.clientS;
-  const byCommand = Object.fromEntries([...t.byCommand].sort((x, y) => y[1] - x[1]).map(([command, calls]) => [command, per(calls)]));
-  return {
-    stream: c.stream,
-    reference: referenceOf(c),
-    completed: t.completed,
-    perSecond: t.completed / t.windowS,
-    webUs: per(t.webS * 1e6),
-    workerUs: per(t.workerS * 1e6),
-    redisCommands: per(t.commands),
-    redisScriptCalls: per(t.scriptCalls),
-    redisUs: per(t.redisS * 1e6),
-    otherPercent: Math.max(0, (100 * (t.machineS - named)) / t.windowS),
-    errors: t.errors,
-    firstError: t.firstError,
-    byCommand,
-  };
-}
+/** Per request figures of one case, with the case its ratios are to. */
+type CaseResult = RequestCost & { stream: boolean; reference: string };
 
 function report(results: Map<string, CaseResult>, settings: Settings, label: string): string {
-  const rows = [...results].map(([name, r]) => {
-    const ref = results.get(r.reference);
-    const vs = (pick: (x: CaseResult) => number) => (name === r.reference ? '' : num(ratio(ref && pick(ref), pick(r)), 2));
-    return [
-      name, num(r.perSecond, 0), vs((x) => x.perSecond),
-      num(r.webUs, 0), vs((x) => x.webUs), num(r.workerUs, 0), vs((x) => x.workerUs),
-      num(r.redisCommands, 1), vs((x) => x.redisCommands), num(r.redisScriptCalls, 2), num(r.redisUs, 0), vs((x) => x.redisUs),
-      num(r.webUs + r.workerUs + r.redisUs, 0), vs((x) => x.webUs + x.workerUs + x.redisUs),
-      String(r.errors), num(r.otherPercent, 0),
-    ];
-  });
-  const header = ['case', 'req/s', '÷ chat', 'web µs', '÷ chat', 'worker µs', '÷ chat', 'Redis cmds', '÷ chat', 'scripts', 'Redis µs', '÷ chat', 'total µs', '÷ chat', 'errors', 'other %'];
+  const rows = [...results].map(([name, r]) => costRow(name, r, name === r.reference ? null : results.get(r.reference)));
   // The commands with the most calls in any case, per request.
   const top = new Set([...results.values()].flatMap((r) => Object.keys(r.byCommand).slice(0, 6)));
   const commandRows = [...top].map((command) => [command, ...[...results.values()].map((r) => num(r.byCommand[command] ?? 0, 2))]);
@@ -284,7 +138,7 @@ function report(results: Map<string, CaseResult>, settings: Settings, label: str
     `Cost per request at ${label}, ${settings.connections} connections, ${settings.rounds} round(s) of ${settings.durS} s per case after ${settings.warmS} s of warm-up; every feature on, a private Redis.`,
     'CPU µs per request (web, worker, Redis); ÷ chat is the ratio to chat of the same streaming mode (embeddings: non-streamed chat); other % is busy time of the machine outside these processes and the upstream and the load generator, in % of one core.',
     '',
-    table(header, rows),
+    table(costHeader('case', 'chat'), rows),
     '',
     'Redis calls per request by command (the top 6 of each case):',
     '',
@@ -313,13 +167,13 @@ async function measureAll(): Promise<{ label: string; tallies: Map<string, Tally
   const tallies = new Map(settings.cases.map((c) => [c.name, emptyTally()]));
   // Every path warmed before any window opens, so that the first case measured is not charged for the processes' warm-up.
   process.stderr.write(`  priming every case for ${Math.max(1, settings.warmS)} s…\n`);
-  for (const c of settings.cases) await prime(stack, c, settings, tallies.get(c.name) as Tally);
+  for (const c of settings.cases) await prime(load(stack, c, settings), settings, tallies.get(c.name) as Tally);
   for (let round = 1; round <= settings.rounds; round++) {
-    for (const c of round % 2 === 1 ? settings.cases : [...settings.cases].reverse()) {
+    for (const c of inRoundOrder(settings.cases, round)) {
       process.stderr.write(`  round ${round} ${c.name} ×${settings.connections} … `);
       const tally = tallies.get(c.name) as Tally;
       const [errorsBefore, completedBefore] = [tally.errors, tally.completed];
-      await measure(stack, monitor, c, settings, tally);
+      await measure(stack, monitor, load(stack, c, settings), settings, tally);
       process.stderr.write(`${tally.completed - completedBefore} requests, ${tally.errors - errorsBefore} errors\n`);
     }
   }
@@ -338,7 +192,7 @@ async function main(): Promise<number> {
     await cleanups.unwind();
   }
   const { label, tallies, logs } = measured;
-  const results = new Map(settings.cases.map((c) => [c.name, summarise(tallies.get(c.name) as Tally, c)]));
+  const results = new Map(settings.cases.map((c): [string, CaseResult] => [c.name, { stream: c.stream, reference: referenceOf(c), ...summarise(tallies.get(c.name) as Tally) }]));
   for (const [name, r] of results) if (r.errors > 0) process.stderr.write(`${name}: ${r.errors} errors, first: ${r.firstError}\n`);
   process.stdout.write(`\n${report(results, settings, label)}\n`);
   if (logs !== '') process.stdout.write(`\nweb/worker log lines at warn and above (count × process level message):\n${logs}\n`);

@@ -1,5 +1,5 @@
 /** Memory and CPU time of processes, read from /proc (Linux only). */
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile, readdir, readlink } from 'node:fs/promises';
 
 /** Peak (VmHWM) and current (VmRSS) resident memory, in KiB; null when the process is gone. */
 export interface MemoryUse {
@@ -65,6 +65,27 @@ export interface CpuSample {
 export async function sampleCpu(pids: ReadonlyMap<string, number>): Promise<CpuSample> {
   const processes = new Map(await Promise.all([...pids].map(async ([name, pid]) => [name, await readCpuSeconds(pid)] as const)));
   return { processes, cores: await readCoreBusySeconds() };
+}
+
+/**
+ * The TCP ports a process listens on: its sockets (`socket:[inode]` among /proc/<pid>/fd) in state
+ * LISTEN in /proc/<pid>/net/tcp and tcp6. How a bench finds a listener the process chose itself
+ * (port 0) when its log, at warn level, does not name it.
+ */
+export async function readListeningPorts(pid: number): Promise<number[]> {
+  const fds = await readdir(`/proc/${pid}/fd`);
+  const links = await Promise.all(fds.map((fd) => readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')));
+  const inodes = new Set(links.flatMap((link) => /^socket:\[(\d+)\]$/.exec(link)?.[1] ?? []));
+  const ports = new Set<number>();
+  for (const table of ['tcp', 'tcp6']) {
+    const text = await readFile(`/proc/${pid}/net/${table}`, 'utf8').catch(() => '');
+    // Fields: sl local_address rem_address st … inode (the 10th); st 0A is LISTEN, the port is hex.
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields[3] === '0A' && inodes.has(fields[9] ?? '')) ports.add(Number.parseInt(fields[1]?.split(':').at(-1) ?? '', 16));
+    }
+  }
+  return [...ports];
 }
 
 /** The CPUs each thread of a process may run on (`Cpus_allowed_list`), distinct lists joined by ` / `; null when it is gone. */
