@@ -93,6 +93,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   // First, so that a model route's span covers every hook, the draining refusal and authentication included.
   await app.register(tracingPlugin, { tracing: deps.tracing });
+  if (deps.metrics) await app.register(webMetricsPlugin, { metrics: deps.metrics });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     if (deps.draining()) {
@@ -103,7 +104,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(errorsPlugin, { bodyLimit: env.BODY_LIMIT_BYTES });
   await app.register(requestBoundsPlugin);
   await app.register(authPlugin, { authenticator: deps.authenticator, audit: deps.audit, operatorTenant: env.OPERATOR_TENANT });
-  if (deps.metrics) await app.register(webMetricsPlugin, { metrics: deps.metrics });
   await app.register(openapiPlugin);
   await app.register(healthRoutes, { dependencies: deps.dependencies });
   await app.register(chatCompletionsRoutes, { services: deps.completion, bodyLimit: env.BODY_LIMIT_BYTES });

@@ -94,7 +94,7 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
   drainer.start();
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
   let stopping = false;
-  const stopHeartbeat = startHeartbeat(redis, keys.workerHeartbeat, env.READY_WORKER_WINDOW_MS, onRedisError);
+  const stopHeartbeat = startHeartbeat(redis, keys.workerHeartbeat, env.READY_WORKER_WINDOW_MS, () => !stopping && blocking.status === 'ready' && workers.every((worker) => worker.isRunning()), onRedisError);
   const dependencies: Dependency[] = [
     pinged('redis', () => redis.ping()),
     pinged('store', () => repository.ping()),

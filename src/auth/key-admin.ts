@@ -55,15 +55,20 @@ export async function listKeys(deps: KeyAdminDeps, tenantId: string): Promise<Ap
 
 /**
  * Revokes a key of the tenant, audited, and makes every web process refuse it at once. Another
- * tenant's key is 404, as if it did not exist; revoking a revoked key changes nothing.
+ * tenant's key is 404, as if it did not exist. Revoking a revoked key changes nothing and is not
+ * audited again, but is announced again: a retry after a failed announcement must repair it, and
+ * the announcement comes before the audit so that a failing audit write cannot hold it back.
  */
 export async function revokeKey(deps: KeyAdminDeps, tenantId: string, keyId: string, by: Actor): Promise<ApiKeyRecord> {
   const key = await deps.repository.apiKeys.get(tenantId, keyId);
   if (!key) throw new ResourceNotFoundError(`API key '${keyId}'`);
-  if (key.revokedAt) return key;
+  if (key.revokedAt) {
+    await deps.invalidate(tenantId);
+    return key;
+  }
   const revoked = (await deps.repository.apiKeys.revoke(keyId)) ?? key;
-  await deps.audit(auditEvent({ tenantId, actor: by.actor, action: 'key.revoked', target: keyId, outcome: 'success', requestId: by.requestId }));
   await deps.invalidate(tenantId);
+  await deps.audit(auditEvent({ tenantId, actor: by.actor, action: 'key.revoked', target: keyId, outcome: 'success', requestId: by.requestId }));
   return revoked;
 }
 

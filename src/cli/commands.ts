@@ -70,8 +70,8 @@ export async function createKeyCommand(ctx: CliContext, tenantId: string, role: 
 export async function revokeKeyCommand(ctx: CliContext, keyId: string, io: CliOutput): Promise<void> {
   const revoked = await ctx.repo.apiKeys.revoke(keyId);
   if (!revoked) throw new Error(`Key '${keyId}' does not exist.`);
-  await ctx.audit(auditEvent({ tenantId: revoked.tenantId, actor: 'cli', action: 'key.revoked', target: keyId, outcome: 'success' }));
   await ctx.invalidateAuth(revoked.tenantId, io.err);
+  await ctx.audit(auditEvent({ tenantId: revoked.tenantId, actor: 'cli', action: 'key.revoked', target: keyId, outcome: 'success' }));
   io.err(`revoked key ${keyId}`);
 }
 

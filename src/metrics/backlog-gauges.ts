@@ -9,6 +9,7 @@ import type { Queue } from 'bullmq';
 import { Gauge, type Registry } from 'prom-client';
 import type { RedisClient } from '../redis/connections.ts';
 import type { RedisKeys } from '../redis/keys.ts';
+import { withTimeout } from '../ops/readiness.ts';
 
 const JOB_STATES = ['waiting', 'prioritized', 'delayed', 'active'] as const;
 
@@ -28,9 +29,12 @@ async function readOrClear(gauge: Gauge, read: () => Promise<void>): Promise<voi
   }
 }
 
+// A store or Redis that hangs must not hold the scrape past a Prometheus's timeout.
+const ROUND_TRIP_TIMEOUT_MS = 2_000;
+
 async function roundTrip(ping: () => Promise<unknown>): Promise<number> {
   const started = performance.now();
-  await ping();
+  await withTimeout(ping(), ROUND_TRIP_TIMEOUT_MS);
   return (performance.now() - started) / 1000;
 }
 

@@ -10,6 +10,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import type { EventQueue } from '../events/event-queue.ts';
 import { LATENCY_BUCKETS, OVERHEAD_BUCKETS } from './buckets.ts';
 import { tenantLabeler } from './tenant-label.ts';
+import { ERROR_CODE_LABELS, boundedLabel } from './bounded-label.ts';
 
 interface Admitted {
   /** Seconds from the request's arrival to its enqueue. */
@@ -30,6 +31,7 @@ export class WebMetrics {
   readonly #overhead: Histogram;
   readonly #tenant: (tenantId: string) => string;
   readonly #models: ReadonlySet<string>;
+  readonly #code = boundedLabel(ERROR_CODE_LABELS);
   readonly #admitted = new WeakMap<FastifyRequest, Admitted>();
 
   constructor(registry: Registry, options: WebMetricsOptions) {
@@ -62,7 +64,7 @@ export class WebMetrics {
     this.#admitted.set(request, { beforeEnqueue: reply.elapsedTime / 1000, events });
   }
 
-  /** The response ended. */
+  /** The response ended, or its client went away. */
   responded(request: FastifyRequest, reply: FastifyReply): void {
     const route = request.routeOptions.url ?? 'unmatched';
     const statusClass = `${Math.floor(reply.statusCode / 100)}xx`;
@@ -70,7 +72,7 @@ export class WebMetrics {
     this.#requests.inc({
       route,
       status_class: statusClass,
-      code: reply.errorCode ?? 'none',
+      code: this.#code(reply.errorCode ?? 'none'),
       model: model === null ? 'none' : this.#models.has(model) ? model : 'other',
       tenant: request.principal ? this.#tenant(request.principal.tenantId) : 'none',
     });
@@ -89,11 +91,15 @@ function modelOf(body: unknown): string | null {
   return typeof model === 'string' ? model : null;
 }
 
-/** Observes every response of the app (registered before the routes, outside their encapsulation). */
+/**
+ * Observes every response of the app when its connection's response closes: Fastify's onResponse
+ * misses a stream whose client went away (the reply is hijacked and never finishes). Register it
+ * before any hook that may refuse a request, so that the refusals are counted too.
+ */
 export const webMetricsPlugin = fp(
   async (app: FastifyInstance, options: { metrics: WebMetrics }) => {
-    app.addHook('onResponse', (request, reply, done) => {
-      options.metrics.responded(request, reply);
+    app.addHook('onRequest', (request, reply, done) => {
+      reply.raw.once('close', () => options.metrics.responded(request, reply));
       done();
     });
   },

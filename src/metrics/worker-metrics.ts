@@ -10,6 +10,7 @@ import type { ProviderTarget } from '../providers/types.ts';
 import { isUpstreamError } from '../providers/shared/upstream-error.ts';
 import { LATENCY_BUCKETS, QUEUE_WAIT_BUCKETS } from './buckets.ts';
 import { tenantLabeler } from './tenant-label.ts';
+import { ERROR_CODE_LABELS, boundedLabel } from './bounded-label.ts';
 
 export class WorkerMetrics {
   readonly #completions: Counter;
@@ -23,6 +24,7 @@ export class WorkerMetrics {
   readonly #fallbacks: Counter;
   readonly #running: Gauge;
   readonly #tenant: (tenantId: string) => string;
+  readonly #code = boundedLabel(ERROR_CODE_LABELS);
 
   constructor(registry: Registry, options: { tenants: string }) {
     this.#tenant = tenantLabeler(options.tenants);
@@ -106,7 +108,7 @@ export class WorkerMetrics {
   finished(record: UsageRecord): void {
     const tenant = this.#tenant(record.tenantId);
     const { operation, model, provider, status } = record;
-    this.#completions.inc({ operation, model, provider, status, code: record.errorCode ?? 'none', tenant });
+    this.#completions.inc({ operation, model, provider, status, code: this.#code(record.errorCode ?? 'none'), tenant });
     if (record.promptTokens > 0) this.#tokens.inc({ model, provider, direction: 'input', tenant }, record.promptTokens);
     if (record.completionTokens > 0) this.#tokens.inc({ model, provider, direction: 'output', tenant }, record.completionTokens);
     if (record.costMicros > 0) this.#cost.inc({ model, tenant }, record.costMicros / 1_000_000);

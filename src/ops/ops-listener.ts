@@ -51,7 +51,7 @@ export async function startOpsListener(host: string, port: number, checks: OpsCh
       return;
     }
     if (checks.stopping()) return sendError(res, new ServiceUnavailableError('Not ready: the process is stopping.'), requestId);
-    checkReadiness(checks.dependencies).then(
+    checkReadiness(checks.dependencies, { details: true }).then(
       (report) => sendJson(res, 200, report, requestId),
       (error: unknown) => sendError(res, error as GatewayError, requestId),
     );

@@ -36,7 +36,8 @@ export interface ReadinessReport {
 // A probe that hangs (a Redis failing over, a store under a lock) must not hang the orchestrator's probe.
 const PROBE_TIMEOUT_MS = 2_000;
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+/** The promise, or a rejection after `ms`. */
+export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
@@ -44,8 +45,12 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** Probes every dependency at once; throws ServiceUnavailableError naming each state when a required one is down. */
-export async function checkReadiness(dependencies: readonly Dependency[]): Promise<ReadinessReport> {
+/**
+ * Probes every dependency at once; throws ServiceUnavailableError naming each state when a
+ * required one is down. Without `details` (the public port, which anyone may ask) a dependency
+ * that is down is named without why: its error may name hosts and addresses of the deployment.
+ */
+export async function checkReadiness(dependencies: readonly Dependency[], options: { details: boolean }): Promise<ReadinessReport> {
   const results = await Promise.all(
     dependencies.map(async (dependency) => {
       const started = performance.now();
@@ -53,7 +58,7 @@ export async function checkReadiness(dependencies: readonly Dependency[]): Promi
         const found = await withTimeout(dependency.probe(), PROBE_TIMEOUT_MS);
         return { dependency, report: { state: 'up' as const, latency_ms: Math.round((performance.now() - started) * 10) / 10, ...found } };
       } catch (error) {
-        return { dependency, report: { state: 'down' as const, error: (error as Error).message } };
+        return { dependency, report: { state: 'down' as const, error: options.details ? (error as Error).message : 'unavailable' } };
       }
     }),
   );

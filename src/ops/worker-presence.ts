@@ -7,9 +7,15 @@
 import type { RedisClient } from '../redis/connections.ts';
 import type { Dependency } from './readiness.ts';
 
-/** Starts a worker's heartbeat; the returned stop ends it. A failed write is retried at the next beat. */
-export function startHeartbeat(redis: RedisClient, key: string, windowMs: number, onError: (error: Error) => void): () => void {
-  const beat = () => void redis.set(key, String(Date.now()), 'PX', windowMs).catch(onError);
+/**
+ * Starts a worker's heartbeat; the returned stop ends it. It beats only while `takingJobs` says
+ * the worker can take jobs (its BullMQ workers run and their connection is up), not merely while
+ * the process lives. A failed write is retried at the next beat.
+ */
+export function startHeartbeat(redis: RedisClient, key: string, windowMs: number, takingJobs: () => boolean, onError: (error: Error) => void): () => void {
+  const beat = () => {
+    if (takingJobs()) void redis.set(key, String(Date.now()), 'PX', windowMs).catch(onError);
+  };
   beat();
   const timer = setInterval(beat, Math.max(100, Math.floor(windowMs / 3)));
   timer.unref();

@@ -15,7 +15,8 @@ const BASIC_CHALLENGE = 'Basic realm="gateway queues", charset="UTF-8"';
 
 /** The job data the board shows: who, which models, when and how, but not the request bodies (the tenants' prompts). */
 function withoutBodies(data: CompletionBatch) {
-  return { requests: data.requests.map(({ body: _body, ...request }) => request) };
+  // A job of another shape (written by hand into the queue) is shown as nothing rather than failing the listing.
+  return { requests: Array.isArray(data?.requests) ? data.requests.map(({ body: _body, ...request }) => request) : [] };
 }
 
 /**

@@ -57,11 +57,14 @@ async function write(raw: ServerResponse, text: string, events: EventQueue, opti
 
 // Every event carries its sequence number as the SSE id, so a client that lost the connection
 // can resume with Last-Event-ID (and the same Idempotency-Key); gateway-made events (seq 0) have none.
-function sseText(request: FastifyRequest, framing: SseFraming, event: CompletionEvent, previous: string | null): string {
+function sseText(request: FastifyRequest, reply: FastifyReply, framing: SseFraming, event: CompletionEvent, previous: string | null): string {
   const context = { requestId: request.id, id: event.seq > 0 ? String(event.seq) : undefined, previous };
   if (event.type === 'chunk') return framing.event(event.payload, context);
   if (event.type === 'done') return framing.done(context);
-  return framing.error(payloadToError(event.payload), context);
+  const error = payloadToError(event.payload);
+  // The status is 200 by now; the metrics still count the stream by its error's code.
+  reply.errorCode = error.code;
+  return framing.error(error, context);
 }
 
 /**
@@ -82,10 +85,10 @@ export async function relaySse(request: FastifyRequest, reply: FastifyReply, dis
   try {
     for (let event: CompletionEvent | null = first; event; event = await dispatch.events.next()) {
       // Events that arrived together (one pub/sub message) go out in one write.
-      let text = sseText(request, framing, event, previous);
+      let text = sseText(request, reply, framing, event, previous);
       if (event.type === 'chunk') previous = event.payload;
       for (const buffered of dispatch.events.takeBuffered()) {
-        text += sseText(request, framing, buffered, previous);
+        text += sseText(request, reply, framing, buffered, previous);
         if (buffered.type === 'chunk') previous = buffered.payload;
       }
       if (!(await write(raw, text, dispatch.events, options))) {

@@ -45,8 +45,9 @@ export async function updateTenant(deps: TenantAdminDeps, tenantId: string, inpu
   if (input.disabled === true && tenantId === deps.operatorTenant) throw new InvalidValueError('disabled', `The operator tenant '${tenantId}' cannot be disabled.`);
   const tenant = await deps.repository.tenants.update(tenantId, input);
   if (!tenant) throw new ResourceNotFoundError(`Tenant '${tenantId}'`);
-  await deps.audit(auditEvent({ tenantId, actor: by.actor, action: 'tenant.updated', target: `tenant:${tenantId}`, outcome: 'success', requestId: by.requestId, details: { ...input } }));
+  // Announced before the audit write, so that a failing audit cannot hold back the refusal.
   if (input.disabled !== undefined) await deps.invalidate(tenantId);
+  await deps.audit(auditEvent({ tenantId, actor: by.actor, action: 'tenant.updated', target: `tenant:${tenantId}`, outcome: 'success', requestId: by.requestId, details: { ...input } }));
   return tenant;
 }
 

@@ -129,6 +129,23 @@ describe('metrics of web and worker', () => {
     expect(delta('gateway_completions_total', { model: 'fake-backup', status: 'succeeded' })).toBe(1);
   });
 
+  it('count a stream whose client went away, and a stream that failed after its first event by its error code', async () => {
+    const route = '/v1/chat/completions';
+    const counted = async (labels: Record<string, string>) => total(await scrape(webOps()), 'gateway_http_requests_total', { route, ...labels });
+    const [gone, failed] = [await counted({ status_class: '2xx', code: 'none' }), await counted({ status_class: '2xx', code: 'provider_failed' })];
+    upstream.reset();
+    upstream.script([{ kind: 'slow-stream', chunkDelayMs: 300, chunks: 20 }]);
+    const controller = new AbortController();
+    const stream = await acme.chat.completions.create({ model: 'fake-gpt', messages: hello, stream: true }, { signal: controller.signal });
+    for await (const _chunk of stream) break;
+    controller.abort();
+    await eventually(async () => (await counted({ status_class: '2xx', code: 'none' })) === gone + 1, 5000, 'the abandoned stream counted');
+
+    upstream.script([{ kind: 'break-after-first-chunk' }]);
+    await expect(drain(await acme.chat.completions.create({ model: 'fake-gpt', messages: hello, stream: true }))).rejects.toThrow();
+    await eventually(async () => (await counted({ status_class: '2xx', code: 'provider_failed' })) === failed + 1, 5000, 'the failed stream counted by its code');
+  });
+
   it('read the queue, the outbox and the round trips to Redis and the store at scrape time, in both processes', async () => {
     for (const origin of [webOps(), workerOps()]) {
       const scraped = await scrape(origin);

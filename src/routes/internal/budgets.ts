@@ -5,6 +5,7 @@ import type { BudgetPolicy, CreditTopUp, TenantPlan } from '../../store/reposito
 import { BudgetPolicyInputSchema, createBudgetPolicy, deleteBudgetPolicy, PlanInputSchema, setTenantPlan, TopUpInputSchema, topUpCredits, type BudgetAdminDeps } from '../../budget/budget-admin.ts';
 import { ResourceNotFoundError } from '../../errors/gateway-error.ts';
 import { TenantIdSchema } from '../../tenants/tenant-id.ts';
+import { actorOf } from './actor.ts';
 
 const TenantParams = Type.Object({ tenant: TenantIdSchema });
 
@@ -26,21 +27,20 @@ function planJson(plan: TenantPlan) {
  */
 export async function internalBudgetRoutes(app: FastifyInstance, options: { admin: BudgetAdminDeps }): Promise<void> {
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
-  const by = (request: { principal: { keyId: string }; id: string }) => ({ actor: request.principal.keyId, requestId: request.id });
   typed.post('/budgets', { schema: { body: BudgetPolicyInputSchema }, config: { operation: 'budgets.write' } }, async (request, reply) => {
-    const policy = await createBudgetPolicy(options.admin, request.principal.tenantId, request.body, by(request));
+    const policy = await createBudgetPolicy(options.admin, request.principal.tenantId, request.body, actorOf(request));
     return reply.code(201).send(policyJson(policy));
   });
   typed.delete('/budgets/:id', { schema: { params: Type.Object({ id: Type.String({ minLength: 1 }) }) }, config: { operation: 'budgets.write' } }, async (request, reply) => {
-    await deleteBudgetPolicy(options.admin, request.principal.tenantId, request.params.id, by(request));
+    await deleteBudgetPolicy(options.admin, request.principal.tenantId, request.params.id, actorOf(request));
     return reply.code(204).send();
   });
   typed.post('/tenants/:tenant/credits', { schema: { params: TenantParams, body: TopUpInputSchema }, config: { operation: 'tenants.operate' } }, async (request, reply) => {
     if (!(await options.admin.repository.tenants.get(request.params.tenant))) throw new ResourceNotFoundError(`Tenant '${request.params.tenant}'`);
-    return reply.code(201).send(topUpJson(await topUpCredits(options.admin, request.params.tenant, request.body, by(request))));
+    return reply.code(201).send(topUpJson(await topUpCredits(options.admin, request.params.tenant, request.body, actorOf(request))));
   });
   typed.put('/tenants/:tenant/plan', { schema: { params: TenantParams, body: PlanInputSchema }, config: { operation: 'tenants.operate' } }, async (request) => {
     if (!(await options.admin.repository.tenants.get(request.params.tenant))) throw new ResourceNotFoundError(`Tenant '${request.params.tenant}'`);
-    return planJson(await setTenantPlan(options.admin, request.params.tenant, request.body, by(request)));
+    return planJson(await setTenantPlan(options.admin, request.params.tenant, request.body, actorOf(request)));
   });
 }

@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { createKey, KeyInputSchema, keyJson, listKeys, revokeKey, type KeyAdminDeps } from '../../auth/key-admin.ts';
 import { targetTenant } from '../../auth/roles.ts';
 import { TenantIdSchema } from '../../tenants/tenant-id.ts';
+import { actorOf } from './actor.ts';
 
 const TenantQuery = Type.Object({ tenant: Type.Optional(TenantIdSchema) }, { additionalProperties: false });
 
@@ -13,10 +14,9 @@ const TenantQuery = Type.Object({ tenant: Type.Optional(TenantIdSchema) }, { add
  */
 export async function internalKeyRoutes(app: FastifyInstance, options: { admin: KeyAdminDeps; operatorTenant: string }): Promise<void> {
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
-  const by = (request: { principal: { keyId: string }; id: string }) => ({ actor: request.principal.keyId, requestId: request.id });
   typed.post('/keys', { schema: { body: KeyInputSchema }, config: { operation: 'keys.write' } }, async (request, reply) => {
     const tenantId = targetTenant(request.principal, request.body.tenant, options.operatorTenant, 'keys.write');
-    const { key, secret } = await createKey(options.admin, tenantId, request.body, by(request));
+    const { key, secret } = await createKey(options.admin, tenantId, request.body, actorOf(request));
     return reply.code(201).send({ ...keyJson(key), secret });
   });
   typed.get('/keys', { schema: { querystring: TenantQuery }, config: { operation: 'keys.read' } }, async (request) => {
@@ -25,6 +25,6 @@ export async function internalKeyRoutes(app: FastifyInstance, options: { admin: 
   });
   typed.delete('/keys/:id', { schema: { params: Type.Object({ id: Type.String({ minLength: 1 }) }), querystring: TenantQuery }, config: { operation: 'keys.write' } }, async (request) => {
     const tenantId = targetTenant(request.principal, request.query.tenant, options.operatorTenant, 'keys.write');
-    return keyJson(await revokeKey(options.admin, tenantId, request.params.id, by(request)));
+    return keyJson(await revokeKey(options.admin, tenantId, request.params.id, actorOf(request)));
   });
 }

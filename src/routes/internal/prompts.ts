@@ -5,6 +5,7 @@ import { PromptNameSchema } from '../../operations/chat/request-schema.ts';
 import { UnknownPromptError } from '../../errors/gateway-error.ts';
 import { MAX_STORED_INTEGER } from '../../store/limits.ts';
 import { activatePromptVersion, createPromptVersion, promptVersionJson, PromptVersionInputSchema, type PromptAdminDeps } from '../../prompts/prompt-admin.ts';
+import { actorOf } from './actor.ts';
 
 const NameParams = Type.Object({ name: PromptNameSchema });
 
@@ -15,7 +16,7 @@ export async function internalPromptRoutes(app: FastifyInstance, options: { admi
     '/prompts/:name/versions',
     { schema: { params: NameParams, body: PromptVersionInputSchema }, config: { operation: 'prompts.write' } },
     async (request, reply) => {
-      const version = await createPromptVersion(options.admin, request.principal.tenantId, request.params.name, request.body, { actor: request.principal.keyId, requestId: request.id });
+      const version = await createPromptVersion(options.admin, request.principal.tenantId, request.params.name, request.body, actorOf(request));
       const history = await options.admin.repository.prompts.history(request.principal.tenantId, request.params.name);
       return reply.code(201).send(promptVersionJson(version, history?.activeVersion));
     },
@@ -24,7 +25,7 @@ export async function internalPromptRoutes(app: FastifyInstance, options: { admi
     '/prompts/:name/activate',
     { schema: { params: NameParams, body: Type.Object({ version: Type.Integer({ minimum: 1, maximum: MAX_STORED_INTEGER }) }, { additionalProperties: false }) }, config: { operation: 'prompts.write' } },
     async (request) => {
-      const version = await activatePromptVersion(options.admin, request.principal.tenantId, request.params.name, request.body.version, { actor: request.principal.keyId, requestId: request.id });
+      const version = await activatePromptVersion(options.admin, request.principal.tenantId, request.params.name, request.body.version, actorOf(request));
       return promptVersionJson(version, version.version);
     },
   );

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { tenantLabeler } from '../../../src/metrics/tenant-label.ts';
+import { boundedLabel } from '../../../src/metrics/bounded-label.ts';
 
 describe('tenantLabeler', () => {
   it('names only the listed tenants', () => {
@@ -10,5 +11,12 @@ describe('tenantLabeler', () => {
   it('names none by default and every tenant with *', () => {
     expect(tenantLabeler('')('acme')).toBe('other');
     expect(tenantLabeler('*')('acme')).toBe('acme');
+  });
+});
+
+describe('boundedLabel', () => {
+  it('keeps the first values it sees and calls every later one other', () => {
+    const label = boundedLabel(2);
+    expect(['a', 'b', 'a', 'c', 'b', 'd'].map(label)).toEqual(['a', 'b', 'a', 'other', 'b', 'other']);
   });
 });
