@@ -5,7 +5,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import pkg from '../../package.json' with { type: 'json' };
 import { AnthropicErrorEnvelopeSchema, ErrorEnvelopeSchema } from '../errors/to-envelope.ts';
 import type { Credentials, RouteDocs } from './route-doc.ts';
-import { healthDocs } from '../routes/health-docs.ts';
+import { healthDocs } from '../routes/health.ts';
 import { chatCompletionsDocs } from '../routes/v1/chat-completions.ts';
 import { embeddingsDocs } from '../routes/v1/embeddings.ts';
 import { messagesDocs } from '../routes/v1/messages.ts';

@@ -4,6 +4,7 @@
  * optional one only degrades it (200, status "degraded"), because taking every web process out of
  * rotation while no worker runs would turn requests that wait in the queue into refused connections.
  */
+import { Type, type Static } from '@sinclair/typebox';
 import { ServiceUnavailableError } from '../errors/gateway-error.ts';
 
 /** One dependency: its probe resolves with what it found when up and rejects with why when down. */
@@ -25,13 +26,16 @@ export function pinged(name: string, ping: () => Promise<unknown>): Dependency {
   };
 }
 
-/** One dependency's state as reported. */
-export type DependencyState = { state: 'up'; latency_ms: number } & Record<string, unknown>;
+/** /readyz's answer: each dependency's state; an `up` one may say more (the queue: when a worker was last seen). */
+export const ReadinessSchema = Type.Object({
+  status: Type.Union([Type.Literal('ready'), Type.Literal('degraded')], { description: '`degraded`: an optional dependency (the workers) is down; requests are still taken and wait in the queue.' }),
+  checks: Type.Record(
+    Type.String(),
+    Type.Union([Type.Object({ state: Type.Literal('up'), latency_ms: Type.Number() }), Type.Object({ state: Type.Literal('down'), error: Type.String() })]),
+  ),
+});
 
-export interface ReadinessReport {
-  status: 'ready' | 'degraded';
-  checks: Record<string, DependencyState | { state: 'down'; error: string }>;
-}
+export type ReadinessReport = Static<typeof ReadinessSchema>;
 
 // A probe that hangs (a Redis failing over, a store under a lock) must not hang the orchestrator's probe.
 const PROBE_TIMEOUT_MS = 2_000;

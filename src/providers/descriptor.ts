@@ -2,6 +2,7 @@
 import { Type, type TProperties } from '@sinclair/typebox';
 import type { ChatRequest } from '../wire/openai-chat.ts';
 import type { EmbeddingsRequest } from '../wire/openai-embeddings.ts';
+import { InvalidValueError } from '../errors/gateway-error.ts';
 
 /** Which operations a provider serves. */
 export interface ProviderCapabilities {
@@ -52,6 +53,20 @@ export function uploadedFilePart(request: ChatRequest): UnsupportedUse | null {
 export function functionRoleMessage(request: ChatRequest): UnsupportedUse | null {
   const index = request.messages.findIndex((message) => message.role === 'function');
   return index === -1 ? null : { param: `messages[${index}].role`, detail: "the deprecated 'function' role; send a 'tool' message with its tool_call_id" };
+}
+
+/** The reasoning efforts a provider that translates `reasoning_effort` into its own reasoning settings takes. */
+export const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
+export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
+
+/** Reasoning efforts a catalog entry may set as its default. */
+export const ReasoningEffortSchema = Type.Union(REASONING_EFFORTS.map((effort) => Type.Literal(effort)));
+
+/** The effort of a request (or its model's default); null for none; 400 `invalid_value` naming `reasoning_effort` for one not in REASONING_EFFORTS. */
+export function reasoningEffortOf(value: string | null | undefined): ReasoningEffort | null {
+  if (value === undefined || value === null) return null;
+  if (!(REASONING_EFFORTS as readonly string[]).includes(value)) throw new InvalidValueError('reasoning_effort', `reasoning_effort must be one of ${REASONING_EFFORTS.join(', ')}.`);
+  return value as ReasoningEffort;
 }
 
 /** The catalog fields of a provider reached over HTTP with a key from the environment. */

@@ -1,8 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { API_KEY_ENV_OPTION, OPTIONAL_BASE_URL_OPTION, functionRoleMessage, uploadedFilePart, type ProviderDescriptor } from '../descriptor.ts';
-
-/** Reasoning efforts a catalog entry may set as its default. */
-export const ReasoningEffortSchema = Type.Union(['none', 'minimal', 'low', 'medium', 'high', 'xhigh'].map((effort) => Type.Literal(effort)));
+import { API_KEY_ENV_OPTION, OPTIONAL_BASE_URL_OPTION, ReasoningEffortSchema, functionRoleMessage, uploadedFilePart, type ProviderDescriptor } from '../descriptor.ts';
 
 /** Anthropic's Messages API (`{base_url}/v1/messages`), translated from and to OpenAI's chat format. */
 export const anthropicDescriptor = {

@@ -6,6 +6,7 @@ import type { UpstreamCall } from '../shared/send.ts';
 import type { ProviderTarget } from '../types.ts';
 import { translateMessages } from './messages.ts';
 import type { AnthropicEffort, AnthropicOutputConfig, AnthropicRequest, AnthropicThinking, AnthropicTool, AnthropicToolChoice } from './wire.ts';
+import { reasoningEffortOf, type ReasoningEffort } from '../descriptor.ts';
 
 type Target = ProviderTarget<ModelOf<'anthropic'>>;
 
@@ -14,9 +15,7 @@ export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
 /** The API version every call is made against. */
 export const ANTHROPIC_VERSION = '2023-06-01';
 
-const EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
-type Effort = (typeof EFFORTS)[number];
-type ActiveEffort = Exclude<Effort, 'none'>;
+type ActiveEffort = Exclude<ReasoningEffort, 'none'>;
 
 // budget_tokens per effort; Anthropic's minimum budget is 1024.
 const BUDGET_TOKENS: Readonly<Record<ActiveEffort, number>> = { minimal: 1024, low: 2048, medium: 8192, high: 24576, xhigh: 32768 };
@@ -109,7 +108,7 @@ function structuredOutput(body: ChatRequest, alias: string): AnthropicOutputConf
 }
 
 function reasoningFields(target: Target, body: ChatRequest, maxTokens: number): { thinking?: AnthropicThinking; outputConfig?: AnthropicOutputConfig } {
-  const effort = effortOf(body.reasoning_effort ?? target.model.reasoning_effort);
+  const effort = reasoningEffortOf(body.reasoning_effort ?? target.model.reasoning_effort);
   if (effort === null) return {};
   if (target.model.thinking === 'adaptive') {
     if (effort === 'none') return { thinking: { type: 'disabled' } };
@@ -125,8 +124,3 @@ function reasoningFields(target: Target, body: ChatRequest, maxTokens: number): 
   return { thinking: { type: 'enabled', budget_tokens: budget } };
 }
 
-function effortOf(value: string | null | undefined): Effort | null {
-  if (value === undefined || value === null) return null;
-  if (!(EFFORTS as readonly string[]).includes(value)) throw new InvalidValueError('reasoning_effort', `reasoning_effort must be one of ${EFFORTS.join(', ')}.`);
-  return value as Effort;
-}

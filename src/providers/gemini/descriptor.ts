@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { API_KEY_ENV_OPTION, OPTIONAL_BASE_URL_OPTION, functionRoleMessage, uploadedFilePart, type ProviderDescriptor } from '../descriptor.ts';
-import { ReasoningEffortSchema } from '../anthropic/descriptor.ts';
+import { API_KEY_ENV_OPTION, OPTIONAL_BASE_URL_OPTION, ReasoningEffortSchema, functionRoleMessage, uploadedFilePart, type ProviderDescriptor } from '../descriptor.ts';
 import { inputTexts } from '../shared/embeddings.ts';
 
 /** Google's Gemini API (`{base_url}/v1beta/models/{model}:generateContent`), translated from and to OpenAI's chat format. */

@@ -1,12 +1,12 @@
 /** OpenAI chat request → the Gemini API call: `generateContent` or `streamGenerateContent?alt=sse`. */
 import type { ModelOf } from '../../catalog/schema.ts';
-import { InvalidValueError } from '../../errors/gateway-error.ts';
 import type { ChatRequest, ResponseFormat, Tool, ToolChoice } from '../../wire/openai-chat.ts';
 import type { UpstreamCall } from '../shared/send.ts';
 import type { ProviderTarget } from '../types.ts';
 import { toGeminiPrompt } from './contents.ts';
 import { toGeminiSchema } from './schema.ts';
 import type { GeminiFunctionDeclaration, GeminiGenerationConfig, GeminiRequest, GeminiSchema, GeminiThinkingConfig, GeminiToolConfig } from './wire.ts';
+import { reasoningEffortOf, type ReasoningEffort } from '../descriptor.ts';
 
 type Target = ProviderTarget<ModelOf<'gemini'>>;
 
@@ -14,10 +14,10 @@ type Target = ProviderTarget<ModelOf<'gemini'>>;
 export const GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com';
 
 /** `thinkingBudget` for each reasoning effort (models with `thinking: 'budget'`, Gemini 2.5). */
-export const THINKING_BUDGETS: Readonly<Record<string, number>> = { none: 0, minimal: 512, low: 1024, medium: 8192, high: 24576, xhigh: 32768 };
+export const THINKING_BUDGETS: Readonly<Record<ReasoningEffort, number>> = { none: 0, minimal: 512, low: 1024, medium: 8192, high: 24576, xhigh: 32768 };
 
 /** `thinkingLevel` for each reasoning effort (models with `thinking: 'level'`, Gemini 3). */
-export const THINKING_LEVELS: Readonly<Record<string, NonNullable<GeminiThinkingConfig['thinkingLevel']>>> = {
+export const THINKING_LEVELS: Readonly<Record<ReasoningEffort, NonNullable<GeminiThinkingConfig['thinkingLevel']>>> = {
   none: 'minimal',
   minimal: 'minimal',
   low: 'low',
@@ -101,12 +101,9 @@ function responseFormatOf(format: ResponseFormat | undefined): GeminiGenerationC
 }
 
 function thinkingConfigOf(target: Target, body: ChatRequest): GeminiThinkingConfig | undefined {
-  const effort = body.reasoning_effort ?? target.model.reasoning_effort;
-  if (effort === undefined || effort === null) return undefined;
-  if (!Object.hasOwn(THINKING_BUDGETS, effort)) {
-    throw new InvalidValueError('reasoning_effort', `Unknown reasoning effort '${effort}'; use none, minimal, low, medium, high or xhigh.`);
-  }
+  const effort = reasoningEffortOf(body.reasoning_effort ?? target.model.reasoning_effort);
+  if (effort === null) return undefined;
   if (target.model.thinking === 'level') return { thinkingLevel: THINKING_LEVELS[effort], includeThoughts: true };
-  const thinkingBudget = THINKING_BUDGETS[effort] ?? 0;
+  const thinkingBudget = THINKING_BUDGETS[effort];
   return thinkingBudget > 0 ? { thinkingBudget, includeThoughts: true } : { thinkingBudget: 0 };
 }

@@ -10,6 +10,7 @@ import type { ChatRequest } from '../../../../src/wire/openai-chat.ts';
 import { GEMINI_FIXTURES_DIR, GEMINI_FIXTURE_MODEL } from '../../../helpers/fake-gemini.ts';
 import { targetFor } from '../../../helpers/provider-calls.ts';
 import { gatewayError as refusal } from '../../../helpers/gateway-errors.ts';
+import type { ReasoningEffort } from '../../../../src/providers/descriptor.ts';
 
 type Model = ModelOf<'gemini'>;
 
@@ -192,14 +193,14 @@ describe('gemini generation config', () => {
 
 describe('gemini reasoning', () => {
   it.each(Object.entries({ none: 0, minimal: 512, low: 1024, medium: 8192, high: 24576, xhigh: 32768 }))('budget models: %s → thinkingBudget %i', (effort, budget) => {
-    expect(THINKING_BUDGETS[effort]).toBe(budget);
+    expect(THINKING_BUDGETS[effort as ReasoningEffort]).toBe(budget);
     const expected = budget > 0 ? { thinkingBudget: budget, includeThoughts: true } : { thinkingBudget: 0 };
     expect(body({ reasoning_effort: effort }).generationConfig?.thinkingConfig).toEqual(expected);
     expect(body({ reasoning_effort: effort }, { thinking: 'budget' }).generationConfig?.thinkingConfig).toEqual(expected);
   });
 
   it.each(Object.entries({ none: 'minimal', minimal: 'minimal', low: 'low', medium: 'medium', high: 'high', xhigh: 'high' }))('level models: %s → thinkingLevel %s', (effort, level) => {
-    expect(THINKING_LEVELS[effort]).toBe(level);
+    expect(THINKING_LEVELS[effort as ReasoningEffort]).toBe(level);
     expect(body({ reasoning_effort: effort }, { thinking: 'level' }).generationConfig?.thinkingConfig).toEqual({ thinkingLevel: level, includeThoughts: true });
   });
 
