@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { RedisTarget } from './redis/connections.ts';
+import { TENANT_LIST_SOURCE, TenantIdSchema } from './tenants/tenant-id.ts';
 
 /** Thrown when the environment is invalid; its message is the one line the process prints before exiting. */
 export class ConfigError extends Error {
@@ -19,7 +20,7 @@ export const EnvSchema = Type.Object({
   HOST: Type.String({ minLength: 1, default: '0.0.0.0', description: 'Interface the web process binds.' }),
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535, description: "Port of the process's operations listener (/metrics, /healthz, /readyz); unset: none, and no metrics are kept." })),
   METRICS_HOST: Type.String({ minLength: 1, default: '127.0.0.1', description: 'Interface the operations listener binds; never the public one.' }),
-  METRICS_TENANTS: Type.String({ pattern: '^(\\*|[a-z0-9][a-z0-9_-]{0,62}(,[a-z0-9][a-z0-9_-]{0,62})*)?$', default: '', description: "Tenants named in the metrics' tenant label (comma-separated; '*': every tenant); the others are counted as 'other'." }),
+  METRICS_TENANTS: Type.String({ pattern: TENANT_LIST_SOURCE, default: '', description: "Tenants named in the metrics' tenant label (comma-separated; '*': every tenant); the others are counted as 'other'." }),
   READY_WORKER_WINDOW_MS: Millis(15_000, "/readyz of the web process reports the queue down when no worker has shown itself for this long."),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis for the queue, reply channels and counters (one server).' })),
   REDIS_CLUSTER_NODES: Type.Optional(Type.String({ pattern: '^[^,:\\s]+:\\d{1,5}(,[^,:\\s]+:\\d{1,5})*$', description: 'Seed nodes of a Redis Cluster (host:port,host:port,…); wins over REDIS_URL.' })),
@@ -57,7 +58,7 @@ export const EnvSchema = Type.Object({
   KEY_TPM: Type.Integer({ minimum: 0, default: 3_000_000, description: 'Tokens per minute of one API key without a plan (0: unlimited).' }),
   TENANT_MAX_QUEUED: Type.Integer({ minimum: 1, default: 1_000, description: 'Requests of one tenant queued or running at once; more get 429.' }),
   TENANT_FAIR_SHARE: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 32, description: 'Requests of one tenant queued or running that go plainly into the queue; beyond them a request waits behind other tenants\' (0: always).' }),
-  OPERATOR_TENANT: Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,62}$', default: 'operator', description: 'The tenant whose admins manage other tenants (tenants, their keys, credits, plans).' }),
+  OPERATOR_TENANT: Type.String({ pattern: TenantIdSchema.pattern, default: 'operator', description: 'The tenant whose admins manage other tenants (tenants, their keys, credits, plans).' }),
   JWT_ISSUERS: Type.Optional(Type.String({ minLength: 1, description: 'Comma-separated issuer URLs whose JWTs are accepted; unset: API keys only.' })),
   JWT_JWKS_URL: Type.Optional(Type.String({ pattern: '^https?://', description: 'JWKS URL when there is one issuer and its keys are not at <issuer>/.well-known/jwks.json.' })),
   JWT_AUDIENCE: Type.Optional(Type.String({ minLength: 1, description: 'Required `aud` of accepted JWTs.' })),

@@ -3,7 +3,7 @@
  * conventions: `{gen_ai.operation.name} {gen_ai.request.model}`. The worker calls the registry
  * once per attempt, so retries and fallbacks are sibling spans under the request's span.
  */
-import { SpanKind, SpanStatusCode, type Span, type Tracer } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
 import { ATTR_ERROR_TYPE, ATTR_HTTP_RESPONSE_STATUS_CODE } from '@opentelemetry/semantic-conventions';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import type { ProviderTarget } from '../providers/types.ts';
@@ -15,11 +15,22 @@ import { addChunk, completionFacts, embeddingsFacts, messageEventReader, message
 /** The conventions' operation of a call: a chat (completions and Anthropic's messages), or embeddings. */
 type GenAiOperation = 'chat' | 'embeddings';
 
-/** A span for one attempt, a child of the active span (the request's, made by the processor). */
-function startAttempt(tracer: Tracer, operation: GenAiOperation, target: ProviderTarget): Span {
-  const span = tracer.startSpan(`${operation} ${target.upstreamModel}`, { kind: SpanKind.CLIENT, attributes: targetAttributes(target) });
-  span.setAttribute(ATTR_GEN_AI_OPERATION_NAME, operation);
-  return span;
+/** Starts the span of one attempt, a child of the active span (the request's, made by the processor). */
+type StartAttempt = (operation: GenAiOperation, target: ProviderTarget) => Span;
+
+/** Attempt spans of one traced registry; a target's attributes are worked out once, since targets are built once per process. */
+function attemptStarter(tracer: Tracer): StartAttempt {
+  const attributesOf = new WeakMap<ProviderTarget, Attributes>();
+  return (operation, target) => {
+    let attributes = attributesOf.get(target);
+    if (!attributes) {
+      attributes = targetAttributes(target);
+      attributesOf.set(target, attributes);
+    }
+    const span = tracer.startSpan(`${operation} ${target.upstreamModel}`, { kind: SpanKind.CLIENT, attributes });
+    span.setAttribute(ATTR_GEN_AI_OPERATION_NAME, operation);
+    return span;
+  };
 }
 
 /**
@@ -33,8 +44,8 @@ function endFailed(span: Span, error: unknown): void {
   span.end();
 }
 
-async function traced<T>(tracer: Tracer, operation: GenAiOperation, target: ProviderTarget, call: () => Promise<T>, facts: (value: T) => ResponseFacts): Promise<T> {
-  const span = startAttempt(tracer, operation, target);
+async function traced<T>(start: StartAttempt, operation: GenAiOperation, target: ProviderTarget, call: () => Promise<T>, facts: (value: T) => ResponseFacts): Promise<T> {
+  const span = start(operation, target);
   try {
     const value = await call();
     recordResponse(span, facts(value));
@@ -50,8 +61,8 @@ async function traced<T>(tracer: Tracer, operation: GenAiOperation, target: Prov
  * A stream's span lasts from the first read, which opens it, to its end; a consumer that stops
  * reading early (the client went away) ends it with what was seen so far.
  */
-async function* tracedStream<T>(tracer: Tracer, target: ProviderTarget, open: () => AsyncIterable<T>, read: (facts: ResponseFacts, item: T) => void): AsyncIterable<T> {
-  const span = startAttempt(tracer, 'chat', target);
+async function* tracedStream<T>(start: StartAttempt, target: ProviderTarget, open: () => AsyncIterable<T>, read: (facts: ResponseFacts, item: T) => void): AsyncIterable<T> {
+  const span = start('chat', target);
   const facts: ResponseFacts = { finishReasons: [] };
   let failed = false;
   try {
@@ -75,14 +86,14 @@ async function* tracedStream<T>(tracer: Tracer, target: ProviderTarget, open: ()
 /** `providers` with every call traced; `providers` itself when tracing is off. */
 export function traceProviders(providers: ProviderRegistry, tracing: Tracing): ProviderRegistry {
   if (!tracing.enabled) return providers;
-  const { tracer } = tracing;
+  const start = attemptStarter(tracing.tracer);
   return {
-    complete: (request) => traced(tracer, 'chat', request.target, () => providers.complete(request), completionFacts),
-    stream: (request) => tracedStream(tracer, request.target, () => providers.stream(request), addChunk),
-    embed: (request) => traced(tracer, 'embeddings', request.target, () => providers.embed(request), embeddingsFacts),
+    complete: (request) => traced(start, 'chat', request.target, () => providers.complete(request), completionFacts),
+    stream: (request) => tracedStream(start, request.target, () => providers.stream(request), addChunk),
+    embed: (request) => traced(start, 'embeddings', request.target, () => providers.embed(request), embeddingsFacts),
     messages: {
-      complete: (request) => traced(tracer, 'chat', request.target, () => providers.messages.complete(request), messageFacts),
-      stream: (request) => tracedStream(tracer, request.target, () => providers.messages.stream(request), messageEventReader()),
+      complete: (request) => traced(start, 'chat', request.target, () => providers.messages.complete(request), messageFacts),
+      stream: (request) => tracedStream(start, request.target, () => providers.messages.stream(request), messageEventReader()),
     },
     close: () => providers.close(),
   };

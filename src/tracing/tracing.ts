@@ -6,6 +6,7 @@
 import { DiagLogLevel, diag, trace, type DiagLogFunction, type Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Env } from '../config.ts';
+import { boundedWait } from '../redis/connections.ts';
 
 /** The instrumentation scope of the gateway's own spans. */
 const SCOPE = 'llm-gateway';
@@ -66,10 +67,7 @@ export async function startTracing(env: Env, defaultServiceName: string, log: Lo
     enabled: true,
     tracer: trace.getTracer(SCOPE),
     async shutdown() {
-      let timer: NodeJS.Timeout | undefined;
-      const flushed = sdk.shutdown().catch((error: unknown) => log.warn({ err: error }, 'exporting the last spans failed'));
-      await Promise.race([flushed, new Promise((resolve) => (timer = setTimeout(resolve, SHUTDOWN_EXPORT_MS)))]);
-      clearTimeout(timer);
+      await boundedWait(sdk.shutdown().catch((error: unknown) => log.warn({ err: error }, 'exporting the last spans failed')), SHUTDOWN_EXPORT_MS);
     },
   };
 }

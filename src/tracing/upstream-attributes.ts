@@ -38,21 +38,15 @@ const UPSTREAMS: { [N in ProviderName]: (model: ModelOf<N>) => { provider: strin
   simulator: () => ({ provider: 'simulator', baseUrl: null }),
 };
 
-// Targets are built once per process (src/catalog/targets.ts), so their attributes are too.
-const byTarget = new WeakMap<ProviderTarget, Attributes>();
-
 /** Who an upstream call goes to: provider, upstream model, catalog alias, server address and port. */
 export function targetAttributes(target: ProviderTarget): Attributes {
-  let attributes = byTarget.get(target);
-  if (attributes) return attributes;
   const { provider, baseUrl } = (UPSTREAMS[target.provider] as (model: CatalogModel) => { provider: string; baseUrl: string | null })(target.model);
-  attributes = { [ATTR_GEN_AI_PROVIDER_NAME]: provider, [ATTR_GEN_AI_REQUEST_MODEL]: target.upstreamModel, [ATTR_GATEWAY_MODEL_ALIAS]: target.alias };
+  const attributes: Attributes = { [ATTR_GEN_AI_PROVIDER_NAME]: provider, [ATTR_GEN_AI_REQUEST_MODEL]: target.upstreamModel, [ATTR_GATEWAY_MODEL_ALIAS]: target.alias };
   if (baseUrl) {
     const url = new URL(baseUrl);
     attributes[ATTR_SERVER_ADDRESS] = url.hostname;
     attributes[ATTR_SERVER_PORT] = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
   }
-  byTarget.set(target, attributes);
   return attributes;
 }
 
