@@ -21,6 +21,7 @@ import {
 import { toAnthropicEnvelope, toEnvelope, toGatewayError } from '../errors/to-envelope.ts';
 import { isRedisUnavailable } from '../redis/connections.ts';
 import { newRequestId } from '../request-id.ts';
+import { discardBody } from './discard-body.ts';
 
 type ValidationIssue = NonNullable<FastifyError['validation']>[number];
 
@@ -160,9 +161,10 @@ export function rejectOtherMethods(app: FastifyInstance, url: string, allowed: R
 export const errorsPlugin = fp(
   async (app: FastifyInstance, options: { bodyLimit: number }) => {
     app.decorateReply('errorCode', null);
-    app.setErrorHandler((error: FastifyError, request, reply) => {
+    app.setErrorHandler(async (error: FastifyError, request, reply) => {
       const mapped = fromFastifyError(error, request, options.bodyLimit);
       if (mapped.status >= 500) request.log.error({ err: error, code: mapped.code }, 'request failed');
+      if (mapped instanceof RequestTooLargeError) await discardBody(request.raw);
       return sendError(request, reply, mapped);
     });
     app.setNotFoundHandler((request, reply) => sendError(request, reply, new RouteNotFoundError(request.method, request.url.split('?')[0] as string)));

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { Redis } from 'ioredis';
 import { connect } from 'node:net';
+import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../src/config.ts';
 import { startWebTier, type WebTier } from '../../src/web.ts';
@@ -172,6 +173,44 @@ describe('requests that fail before any route, over a real connection', () => {
   it('a bare CR in a header → 400 malformed_request', async () => {
     expectRawEnvelope(await raw('GET /healthz HTTP/1.1\r\nHost: x\r\nX-Odd: a\rb\r\n\r\n'), 400, 'malformed_request');
   });
+
+  // A client sends its whole body before it reads the answer (fetch, curl and the SDKs do): a server
+  // that answers 413 and closes while the body still comes makes the client's writes fail and
+  // the reset discards the answer unread. The refused body is read and thrown away, then answered.
+  const OVERSIZED_BYTES = 10 * 1024 * 1024;
+  const CHUNK = Buffer.alloc(64 * 1024, 'x');
+
+  /** Writes the request head, then the body chunk by chunk as a client does; returns the first write error and the answer. */
+  async function sendOversized(chunked: boolean): Promise<{ writeError: string | null; answer: string }> {
+    const { port } = web.app.server.address() as AddressInfo;
+    const socket = connect(port, '127.0.0.1');
+    await once(socket, 'connect');
+    let answer = '';
+    socket.setEncoding('utf8').on('data', (data: string) => (answer += data));
+    // A write that fails is reported by its callback; the socket's error event needs a listener too.
+    socket.on('error', () => undefined);
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    const write = (data: string | Buffer) => new Promise<string | null>((resolve) => socket.write(data, (error) => resolve(error ? String(error) : null)));
+    const length = chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${OVERSIZED_BYTES}`;
+    let writeError = await write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${secret}\r\nContent-Type: application/json\r\n${length}\r\n\r\n`);
+    for (let sent = 0; sent < OVERSIZED_BYTES && writeError === null; sent += CHUNK.length) {
+      writeError = await write(chunked ? Buffer.concat([Buffer.from(`${CHUNK.length.toString(16)}\r\n`), CHUNK, Buffer.from('\r\n')]) : CHUNK);
+    }
+    if (chunked && writeError === null) writeError = await write('0\r\n\r\n');
+    await closed;
+    return { writeError, answer };
+  }
+
+  for (const chunked of [true, false]) {
+    it(`a 10 MB body ${chunked ? 'sent chunked (no Content-Length)' : 'with its Content-Length'} is read to its end, then answered 413 request_too_large and closed`, async () => {
+      const { writeError, answer } = await sendOversized(chunked);
+      expect(writeError).toBeNull();
+      const [head = '', body = ''] = answer.split('\r\n\r\n');
+      expect(head).toMatch(/^HTTP\/1\.1 413 /);
+      expect(head.toLowerCase()).toContain('connection: close');
+      expect(JSON.parse(body).error).toMatchObject({ code: 'request_too_large', type: 'invalid_request_error', param: null });
+    });
+  }
 
   it('headers over the size limit (an Authorization header of 20 KB) → 431 headers_too_large', async () => {
     expectRawEnvelope(await raw(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${'k'.repeat(20_000)}\r\nContent-Length: 2\r\n\r\n{}`), 431, 'headers_too_large');
