@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { loadConfig, ConfigError, type Config } from './config.ts';
 
 /**
@@ -14,12 +15,23 @@ export function configOrExit(processName: string, defaults: Record<string, strin
   }
 }
 
-/** Runs `stop` once on SIGTERM or SIGINT, then exits. */
-export function onShutdown(stop: (signal: string) => Promise<void>): void {
+/** What a stop may take past its grace period: bounded waits on what no longer answers, the last spans. */
+export const SHUTDOWN_MARGIN_MS = 5_000;
+
+/**
+ * Runs `stop` once on SIGTERM or SIGINT, then exits. A stop still running `deadlineMs` after the
+ * signal is cut short (exit 1): an orchestrator waits for the process, and a hung library call
+ * must not hold it there for ever.
+ */
+export function onShutdown(stop: (signal: string) => Promise<void>, deadlineMs: number, log: Pick<Logger, 'error'>): void {
   let stopping = false;
   const handle = (signal: string) => {
     if (stopping) return;
     stopping = true;
+    setTimeout(() => {
+      log.error({ deadlineMs }, 'stop did not finish in time; exiting');
+      process.exit(1);
+    }, deadlineMs).unref();
     stop(signal).then(
       () => process.exit(0),
       () => process.exit(1),

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { configOrExit, onShutdown } from './boot.ts';
+import { configOrExit, onShutdown, SHUTDOWN_MARGIN_MS } from './boot.ts';
 import { createLogger } from './log.ts';
 import { runRelease } from './release.ts';
 import { startWebTier } from './web.ts';
@@ -69,11 +69,12 @@ try {
       '',
     ].join('\n'),
   );
+  // Web drains, then the worker: each may use its whole grace period.
   onShutdown(async () => {
     await web.close();
     await worker.close();
     await tracing.shutdown();
-  });
+  }, 2 * config.env.SHUTDOWN_GRACE_MS + SHUTDOWN_MARGIN_MS, log);
 } catch (error) {
   log.fatal({ err: error }, `dev failed to start: ${(error as Error).message}`);
   process.stderr.write(`dev: ${(error as Error).message}\n`);

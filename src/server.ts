@@ -1,4 +1,4 @@
-import { configOrExit, onShutdown } from './boot.ts';
+import { configOrExit, onShutdown, SHUTDOWN_MARGIN_MS } from './boot.ts';
 import { createLogger } from './log.ts';
 import { startWebTier } from './web.ts';
 import { startTracing, tracingConfigured } from './tracing/tracing.ts';
@@ -14,7 +14,7 @@ try {
     log.info({ signal }, 'stopping web');
     await web.close();
     await tracing.shutdown();
-  });
+  }, config.env.SHUTDOWN_GRACE_MS + SHUTDOWN_MARGIN_MS, log);
 } catch (error) {
   log.fatal({ err: error }, `web failed to start: ${(error as Error).message}`);
   process.exit(1);

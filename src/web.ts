@@ -189,8 +189,8 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
       clearTimeout(timer);
       await boundedWait(replies.stop());
       await boundedWait(Promise.all(queues.map((queue) => queue.close())));
-      await repository.close();
-      await jwt?.close();
+      await boundedWait(repository.close());
+      await boundedWait(jwt?.close());
       await closeRedis([commands, subscriber]);
     },
   };

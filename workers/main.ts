@@ -1,4 +1,4 @@
-import { configOrExit, onShutdown } from '../src/boot.ts';
+import { configOrExit, onShutdown, SHUTDOWN_MARGIN_MS } from '../src/boot.ts';
 import { createLogger } from '../src/log.ts';
 import { startTracing, tracingConfigured } from '../src/tracing/tracing.ts';
 import { startWorker } from './start-worker.ts';
@@ -13,7 +13,7 @@ try {
     log.info({ signal }, 'stopping worker');
     await running.close();
     await tracing.shutdown();
-  });
+  }, config.env.SHUTDOWN_GRACE_MS + SHUTDOWN_MARGIN_MS, log);
 } catch (error) {
   log.fatal({ err: error }, `worker failed to start: ${(error as Error).message}`);
   process.exit(1);

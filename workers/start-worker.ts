@@ -107,18 +107,21 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
     async close() {
       stopping = true;
       stopHeartbeat();
-      const graceful = Promise.all(workers.map((worker) => worker.close()));
-      const timer = setTimeout(() => {
+      const finished = await boundedWait(Promise.all(workers.map((worker) => worker.close())), env.SHUTDOWN_GRACE_MS);
+      if (!finished) {
+        // BullMQ ignores close(true) once close() has begun, and close() waits on its blocking
+        // command, which a Redis Cluster with no master left retries for ever. Dropping the
+        // connections ends it; the running jobs' locks lapse and another worker re-runs them.
         log.warn('grace period over; handing running jobs back to the queue');
-        for (const worker of workers) void worker.close(true);
-      }, env.SHUTDOWN_GRACE_MS);
-      await graceful.finally(() => clearTimeout(timer));
+        await boundedWait(Promise.all(workers.map((worker) => worker.disconnect())));
+      }
+      // Each step is bounded: whatever Redis, the store or an upstream do, the process ends.
       await boundedWait(stopListening());
-      await drainer.stop();
-      await ops?.close();
-      await Promise.all(counted.map((queue) => queue.close()));
-      await repository.close();
-      await providers.close();
+      await boundedWait(drainer.stop());
+      await boundedWait(ops?.close());
+      await boundedWait(Promise.all(counted.map((queue) => queue.close())));
+      await boundedWait(repository.close());
+      await boundedWait(providers.close());
       await closeRedis([redis, subscriber, blocking]);
     },
   };

@@ -80,11 +80,18 @@ export async function closeRedis(connections: readonly RedisClient[], ms = 1000)
   );
 }
 
-/** Waits for `work`, but not longer than `ms`; its failure is ignored (used while shutting down). */
-export async function boundedWait(work: Promise<unknown>, ms = 1000): Promise<void> {
+/**
+ * Waits for `work`, but not longer than `ms`; its failure is ignored (used while shutting down).
+ * Resolves with whether it settled in time.
+ */
+export async function boundedWait(work: Promise<unknown> | undefined, ms = 1000): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([work.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  const settled = await Promise.race([
+    (work ?? Promise.resolve()).then(() => true, () => true),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
+  ]);
   clearTimeout(timer);
+  return settled;
 }
 
 // ioredis reports an unreachable server with these messages (and MaxRetriesPerRequestError);

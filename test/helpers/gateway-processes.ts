@@ -68,6 +68,8 @@ export interface GatewayUnderTest {
   issueKey(tenantId: string, role: Role): Promise<{ id: string; secret: string }>;
   startWorker(extraEnv?: Record<string, string>): Promise<GatewayProcess>;
   close(): Promise<void>;
+  /** Kills every process and drops the database, leaving Redis alone: for a test that took its Redis away. */
+  abandon(): Promise<void>;
 }
 
 
@@ -203,6 +205,14 @@ export async function startGateway(options: { catalog: WrittenCatalog; env?: Rec
       await repository.close();
       await deletePrefix(redis, prefix);
       redis.disconnect();
+      await database.drop();
+      await rm(dir, { recursive: true, force: true });
+    },
+    async abandon() {
+      for (const proc of [...webs.map((w) => w.process), ...workers]) proc.child.kill('SIGKILL');
+      await Promise.all([...webs.map((w) => w.process), ...workers].map((proc) => proc.exited));
+      redis.disconnect();
+      await repository.close();
       await database.drop();
       await rm(dir, { recursive: true, force: true });
     },
