@@ -37,5 +37,5 @@ export function toClientError(error: unknown, context: FailureContext): GatewayE
 function providerFailed(error: UpstreamError, tries: string): ProviderFailedError {
   const status = error.status === null ? error.kind.replace('_', ' ') : `HTTP ${error.status}`;
   const detail = error.upstreamMessage ? `: ${error.upstreamMessage}` : '';
-  return new ProviderFailedError(`The provider failed with ${status} after ${tries}${detail}`);
+  return new ProviderFailedError(`The provider failed with ${status} after ${tries}${detail}`, { overloaded: error.overloaded });
 }

@@ -15,13 +15,18 @@ export class GatewayError extends Error {
   readonly param: string | null;
   /** Seconds for the `Retry-After` header, when the status invites a retry. */
   readonly retryAfterSeconds: number | null;
+  /**
+   * The provider said it is overloaded. The spec's envelope has no word for it (the status and code
+   * stay); Anthropic's has one, which its SDK and Claude Code retry as such.
+   */
+  readonly overloaded: boolean;
 
   constructor(
     status: number,
     type: ErrorType,
     code: string,
     message: string,
-    options: { param?: string | null; retryAfterSeconds?: number | null; cause?: unknown } = {},
+    options: { param?: string | null; retryAfterSeconds?: number | null; overloaded?: boolean; cause?: unknown } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
@@ -30,6 +35,7 @@ export class GatewayError extends Error {
     this.code = code;
     this.param = options.param ?? null;
     this.retryAfterSeconds = options.retryAfterSeconds ?? null;
+    this.overloaded = options.overloaded ?? false;
   }
 }
 
@@ -264,10 +270,10 @@ export class ProviderRejectedRequestError extends GatewayError {
   }
 }
 
-/** 502 `provider_failed`. */
+/** 502 `provider_failed`; `overloaded`: the provider said it is overloaded. */
 export class ProviderFailedError extends GatewayError {
-  constructor(message: string) {
-    super(502, 'api_error', 'provider_failed', message);
+  constructor(message: string, options: { overloaded?: boolean } = {}) {
+    super(502, 'api_error', 'provider_failed', message, options);
   }
 }
 

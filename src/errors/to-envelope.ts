@@ -58,10 +58,12 @@ export const AnthropicErrorEnvelopeSchema = Type.Object(
 export type AnthropicErrorEnvelope = Static<typeof AnthropicErrorEnvelopeSchema>;
 
 /**
- * Anthropic's error type for a status (https://docs.anthropic.com/en/api/errors): what its SDK and
- * Claude Code read to decide whether to retry. The status stays ours.
+ * Anthropic's error type for an error (https://docs.anthropic.com/en/api/errors): what its SDK and
+ * Claude Code read to decide whether to retry, by its status but for a provider's overload, which
+ * stays one whatever status it has become. The status stays ours.
  */
-function anthropicErrorType(status: number): AnthropicErrorEnvelope['error']['type'] {
+function anthropicErrorType({ status, overloaded }: GatewayError): AnthropicErrorEnvelope['error']['type'] {
+  if (overloaded) return 'overloaded_error';
   switch (status) {
     case 401:
       return 'authentication_error';
@@ -86,5 +88,5 @@ function anthropicErrorType(status: number): AnthropicErrorEnvelope['error']['ty
 
 /** The same GatewayError in Anthropic's shape; the gateway's own code and param ride along in `error`. */
 export function toAnthropicEnvelope(error: GatewayError, requestId: string): AnthropicErrorEnvelope {
-  return { type: 'error', error: { type: anthropicErrorType(error.status), message: error.message, code: error.code, param: error.param }, request_id: requestId };
+  return { type: 'error', error: { type: anthropicErrorType(error), message: error.message, code: error.code, param: error.param }, request_id: requestId };
 }

@@ -80,6 +80,8 @@ interface WireError {
   message: string;
   param: string | null;
   retry_after: number | null;
+  /** Written only when true: every other error's payload stays as it was, and one stored without it reads as false. */
+  overloaded?: true;
 }
 
 /** Serialises a GatewayError for an `error` event. */
@@ -92,6 +94,7 @@ export function errorToPayload(error: GatewayError): string {
     param: error.param,
     retry_after: error.retryAfterSeconds,
   };
+  if (error.overloaded) wire.overloaded = true;
   return JSON.stringify(wire);
 }
 
@@ -101,5 +104,6 @@ export function payloadToError(payload: string): GatewayError {
   return new GatewayError(wire.status, wire.type, wire.code, wire.message, {
     param: wire.param,
     retryAfterSeconds: wire.retry_after,
+    overloaded: wire.overloaded === true,
   });
 }

@@ -236,6 +236,16 @@ describe('translated: chat upstreams answer in Anthropic’s shape', () => {
     expect(record).toMatchObject({ operation: 'messages', model: 'fake-gpt', provider: 'openai-compatible', prompt_tokens: 2, completion_tokens: 5, stream: true, usage_source: 'provider' });
   });
 
+  // Claude Code shows the context in use from message_start; a chat upstream reports its counts
+  // only at the end, so the gateway's own count (count_tokens') is what message_start can carry.
+  it.each(['fake-gpt', 'svc-standard'])("%s: a translated stream's message_start reports the prompt's input tokens as count_tokens counts them", async (model) => {
+    const prompt = { model, system: 'You are a weather bot.', tools: [weather], messages: [...hello, { role: 'assistant' as const, content: 'Hello!' }, { role: 'user' as const, content: 'Weather in Paris?' }] };
+    const { input_tokens: counted } = await client.messages.countTokens(prompt);
+    const events = await collect(await client.messages.create({ ...prompt, max_tokens: 100, stream: true }));
+    expect(counted).toBeGreaterThan(20);
+    expect(events[0]).toMatchObject({ type: 'message_start', message: { model: 'fake-gpt', usage: { input_tokens: counted } } });
+  });
+
   it('a tool-use round trip through Gemini: tool_use blocks, then tool_result turns sent back as function responses', async () => {
     gemini.script([{ kind: 'fixture', name: 'function-calls' }, { kind: 'ok', text: 'Sunny, 21°C, 3 pm.' }]);
     const question: MessageParam = { role: 'user', content: 'Weather and time in Tokyo?' };
@@ -358,7 +368,12 @@ describe('errors in Anthropic’s shape, as the SDK types them', () => {
     expect(anthropic.requests).toHaveLength(1);
   });
 
-  it.each(['claude', 'gemini'])('%s: an upstream error after the first token ends the stream with event: error, which the SDK throws', async (model) => {
+  // Anthropic's overloaded_error is what its SDK and Claude Code retry as an overload; Gemini's 503
+  // UNAVAILABLE says only that the service is unavailable (overloaded or down), so it stays api_error.
+  it.each([
+    ['claude', 'overloaded_error'],
+    ['gemini', 'api_error'],
+  ])('%s: an upstream error after the first token ends the stream with event: error (%s), which the SDK throws', async (model, type) => {
     if (model === 'claude') anthropic.script([{ kind: 'error-event', afterText: 'Partial ', error: { type: 'overloaded_error', message: 'Overloaded' } }]);
     else gemini.script([{ kind: 'error-event', afterText: 'Partial ', error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' } }]);
     const stream = client.messages.stream({ model, max_tokens: 100, messages: hello });
@@ -366,7 +381,14 @@ describe('errors in Anthropic’s shape, as the SDK types them', () => {
     stream.on('text', (text) => texts.push(text));
     const error = await failure(stream.finalMessage());
     expect(texts.join('')).toBe('Partial ');
-    expect(error.error).toMatchObject({ type: 'error', error: { type: 'api_error', code: 'provider_failed' }, request_id: expect.stringMatching(/^req_/) });
+    expect(error.error).toMatchObject({ type: 'error', error: { type, code: 'provider_failed' }, request_id: expect.stringMatching(/^req_/) });
+  });
+
+  it('an upstream that stays overloaded before the first token is a 502 overloaded_error, code provider_failed', async () => {
+    anthropic.answerByDefault({ kind: 'status', status: 529 });
+    const error = await failure(client.messages.create({ model: 'claude', max_tokens: 10, messages: hello }));
+    expect(error.status).toBe(502);
+    expect(error.error).toMatchObject({ error: { type: 'overloaded_error', code: 'provider_failed' } });
   });
 });
 
@@ -430,11 +452,25 @@ describe('admission', () => {
   describe('the PII policy', () => {
     let privacy: Anthropic;
     let admin: string;
+    // The address is in an earlier turn's signed thinking, a text, a tool call's input, and a tool's
+    // answer nested in a search result; the turn the tool result continues has clean signed thinking.
     const turns: MessageParam[] = [
       { role: 'user', content: 'Who should I write to?' },
-      { role: 'assistant', content: [{ type: 'thinking', thinking: `The user's contact is ${EMAIL}.`, signature: 'sig-unchanged' }, { type: 'text', text: 'Tell me more.' }] },
+      { role: 'assistant', content: [{ type: 'thinking', thinking: `The user's contact is ${EMAIL}.`, signature: 'sig-earlier-turn' }, { type: 'text', text: 'Tell me more.' }] },
       { role: 'user', content: [{ type: 'text', text: `Write to ${EMAIL} today.` }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 'I should send the mail.', signature: 'sig-current-turn' },
+          { type: 'tool_use', id: 'toolu_01M', name: 'send_mail', input: { to: [EMAIL], options: { subject: 'Hello', cc: 'bob@example.org', urgent: true } } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: 'toolu_01M', content: [{ type: 'search_result', source: 'https://crm.test/log', title: 'Mail log', content: [{ type: 'text', text: `Delivered to ${EMAIL}.` }] }] }],
+      },
     ];
+    const request = { model: 'claude', max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 2048 }, tools: [weather], messages: turns } satisfies MessageCreateParamsNonStreaming;
     const setPolicy = async (mode: string) => {
       expect((await call(gateway.origin, admin, 'PUT', '/internal/v1/pii-policy', { mode, critical: ['email'] })).status).toBe(200);
       await new Promise((resolve) => setTimeout(resolve, 150));
@@ -445,21 +481,49 @@ describe('admission', () => {
       privacy = sdk({ apiKey: (await gateway.issueKey('privacy', 'app')).secret });
     });
 
-    it('block: 422 pii_detected naming the block, never the value; nothing sent', async () => {
+    it('block: 422 pii_detected naming every block, thinking, tool input and nested tool result included, never the value; nothing sent', async () => {
       await setPolicy('block');
-      const error = await failure(privacy.messages.create({ model: 'claude', max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 2048 }, messages: turns }));
+      const error = await failure(privacy.messages.create(request));
       expect(error.status).toBe(422);
-      expect(error.error).toMatchObject({ error: { type: 'invalid_request_error', code: 'pii_detected', param: 'messages[2].content[0].text' } });
+      expect(error.error).toMatchObject({ error: { type: 'invalid_request_error', code: 'pii_detected', param: 'messages[1].content[0].thinking' } });
+      for (const param of ['messages[2].content[0].text', 'messages[3].content[1].input.to[0]', 'messages[3].content[1].input.options.cc', 'messages[4].content[0].content[0].content[0].text']) {
+        expect(error.message).toContain(param);
+      }
       expect(error.message).not.toContain(EMAIL);
       expect(anthropic.requests).toHaveLength(0);
     });
 
-    it('mask: the upstream sees placeholders in the text, the signed thinking untouched', async () => {
+    // Anthropic refuses a thinking block whose text changed (its signature no longer matches), and
+    // lets a client leave out the thinking of earlier turns: the block goes, the rest is masked.
+    it('mask: placeholders in texts, tool input and nested tool results; signed thinking holding the address left out, clean thinking untouched', async () => {
       await setPolicy('mask');
-      await privacy.messages.create({ model: 'claude', max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 2048 }, messages: turns });
+      await privacy.messages.create(request);
       const sent = sentToClaude().body.messages as MessageParam[];
+      expect(sent[1]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'Tell me more.' }] });
       expect(sent[2]?.content).toEqual([{ type: 'text', text: 'Write to [EMAIL_1] today.' }]);
-      expect(sent[1]).toEqual(turns[1]);
+      expect(sent[3]?.content).toEqual([
+        turns[3]?.content[0],
+        { type: 'tool_use', id: 'toolu_01M', name: 'send_mail', input: { to: ['[EMAIL_1]'], options: { subject: 'Hello', cc: '[EMAIL_2]', urgent: true } } },
+      ]);
+      expect(JSON.stringify(sent[4])).toContain('Delivered to [EMAIL_1].');
+      expect(JSON.stringify(sentToClaude().body)).not.toMatch(/example\.(com|org)/);
+    });
+
+    it("mask: a translated conversation's unsigned thinking (a chat model's reasoning) is masked in place", async () => {
+      await setPolicy('mask');
+      const reasoning: MessageParam[] = [...hello, { role: 'assistant', content: [{ type: 'thinking', thinking: `Greet ${EMAIL}.`, signature: '' }, { type: 'text', text: 'Hello!' }] }, { role: 'user', content: 'Thanks.' }];
+      await privacy.messages.create({ model: 'fake-gpt', max_tokens: 100, messages: reasoning });
+      const assistant = (openai.requests[0]?.body as { messages: Array<Record<string, unknown>> }).messages[1];
+      expect(assistant).toMatchObject({ role: 'assistant', reasoning_content: 'Greet [EMAIL_1].', thinking_blocks: [{ type: 'thinking', thinking: 'Greet [EMAIL_1].', signature: '' }] });
+    });
+
+    it('flag: an address only in a tool call and a tool result is flagged on the usage record, and sent as it was', async () => {
+      await setPolicy('flag');
+      const mailing: MessageParam = { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_01M', name: 'send_mail', input: { to: [EMAIL] } }] };
+      const { response } = await privacy.messages.create({ model: 'claude', max_tokens: 100, messages: [hello[0] as MessageParam, mailing, turns[4] as MessageParam] }).withResponse();
+      expect(JSON.stringify(sentToClaude().body.messages)).toContain(EMAIL);
+      const record = await usageRecordOf(gateway, admin, response.headers.get('request-id') as string);
+      expect(record.pii_flags).toEqual(['email']);
     });
   });
 });

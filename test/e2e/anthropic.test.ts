@@ -179,8 +179,8 @@ describe('errors', () => {
       for await (const chunk of stream) received.push(chunk.choices[0]?.delta.content ?? '');
     })().catch((e: unknown) => e);
     expect(received.join('')).toBe('Partial ');
-    expect((error as APIError).error).toMatchObject({ code: 'provider_failed', type: 'api_error' });
-    expect((error as Error).message).toContain('HTTP 529');
+    // The spec's envelope, as for any provider failure: /v1/messages alone tells an overload apart.
+    expect((error as APIError).error).toEqual({ type: 'api_error', code: 'provider_failed', message: expect.stringContaining('HTTP 529'), param: null, request_id: expect.stringMatching(/^req_/) });
     expect(upstream.requests).toHaveLength(1);
   });
 

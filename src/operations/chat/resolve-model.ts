@@ -53,11 +53,17 @@ export class PromptTokens {
     return this.#counted;
   }
 
+  /** The count, made now unless a window already needed it. */
+  count(): number {
+    this.#counted ??= this.#count();
+    return this.#counted;
+  }
+
   /** The prompt's tokens when they and `output` do not fit `window`; null when they fit. */
   exceeding(window: number, output: number): number | null {
     if (this.#bound + output <= window) return null;
-    this.#counted ??= this.#count();
-    return this.#counted + output > window ? this.#counted : null;
+    const counted = this.count();
+    return counted + output > window ? counted : null;
   }
 }
 

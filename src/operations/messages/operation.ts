@@ -9,7 +9,7 @@ import { ContextLengthExceededError, GatewayError, UnsupportedParameterError } f
 import { speaksMessages } from '../../providers/descriptors.ts';
 import type { MessagesRequest } from '../../wire/anthropic-messages.ts';
 import type { WebOperation } from '../operation.ts';
-import { chatCandidatesOf, chatProblem, chatPromptTokens, PromptTokens, usableCandidates } from '../chat/resolve-model.ts';
+import { chatCandidatesOf, chatProblem, PromptTokens, usableCandidates } from '../chat/resolve-model.ts';
 import { anthropicFraming } from './framing.ts';
 import { mapMessagesTexts } from './map-texts.ts';
 import { countPromptTokens, promptTextBytes } from './prompt-text.ts';
@@ -39,13 +39,11 @@ function nativeProblem(request: MessagesRequest, model: CatalogEntry, tokens: Pr
 
 /** The chat view of the request, made once and only when a translated candidate needs it; a refusal is that candidate's problem. */
 function translation(request: MessagesRequest) {
-  let made: { chat: Parameters<typeof chatProblem>[0]; tokens: PromptTokens } | GatewayError | undefined;
+  let made: Parameters<typeof chatProblem>[0] | GatewayError | undefined;
   return () => {
     if (made === undefined) {
       try {
-        const { chat } = messagesToChat(request);
-        const view = { ...chat, model: request.model };
-        made = { chat: view, tokens: chatPromptTokens(view) };
+        made = { ...messagesToChat(request).chat, model: request.model };
       } catch (error) {
         if (!(error instanceof GatewayError)) throw error;
         made = error;
@@ -61,23 +59,28 @@ export const messagesOperation: WebOperation<MessagesRequest, PlannedMessages> =
   path: '/v1/messages',
   framing: anthropicFraming,
   plan(request, context) {
-    const native = new PromptTokens(promptTextBytes(request), () => countPromptTokens(request));
+    // One count of the prompt, count_tokens' own, for every candidate's window and for message_start.
+    const tokens = new PromptTokens(promptTextBytes(request), () => countPromptTokens(request));
     const translated = translation(request);
     const candidates = usableCandidates(chatCandidatesOf(context.catalog, request.model, '/v1/messages'), (model) => {
-      if (speaksMessages(model.provider)) return nativeProblem(request, model, native);
-      const view = translated();
-      if (view instanceof GatewayError) return view;
-      const problem = chatProblem(view.chat, model, view.tokens);
+      if (speaksMessages(model.provider)) return nativeProblem(request, model, tokens);
+      const chat = translated();
+      if (chat instanceof GatewayError) return chat;
+      const problem = chatProblem(chat, model, tokens);
       return problem === undefined ? undefined : (inClientTerms(problem, MESSAGES_PARAMS) as GatewayError);
     });
+    const stream = request.stream === true;
+    // A chat upstream reports its counts at the end of its stream, after message_start has gone out
+    // (Claude Code shows the context in use from it): a stream it may answer carries the count.
+    const countForStart = stream && candidates.some((model) => !speaksMessages(model.provider));
     return {
       body: { request, betas: betasOf(context.headers['anthropic-beta']) },
       requestedModel: request.model,
       candidates,
-      promptTokens: native.counted,
+      promptTokens: countForStart ? tokens.count() : tokens.counted,
       promptEstimate: estimateTokens(promptTextBytes(request)),
       maxOutputTokens: request.max_tokens,
-      stream: request.stream === true,
+      stream,
       prompt: null,
     };
   },

@@ -1,8 +1,9 @@
 /**
  * The text of a Messages request's prompt, for what the gateway reckons before it knows where a
  * request goes (or without any upstream): token bounds and estimates at the door, a count by the
- * tokenizer when a window needs it, and POST /v1/messages/count_tokens. It needs no translation: a
- * request routed natively may hold blocks chat cannot express.
+ * tokenizer when a window or a translated stream's message_start needs it, and POST
+ * /v1/messages/count_tokens. It needs no translation: a request routed natively may hold blocks
+ * chat cannot express.
  */
 import { countTextTokens } from '../../catalog/tokens.ts';
 import type { ContentBlockParam, MessagesRequest } from '../../wire/anthropic-messages.ts';

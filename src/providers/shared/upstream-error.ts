@@ -79,6 +79,14 @@ export class UpstreamError extends Error {
   readonly code: string | null;
   readonly param: string | null;
 
+  /**
+   * The provider said it is overloaded: 529, no standard status, is the one Anthropic gives its
+   * `overloaded_error` (errors.ts maps the in-stream one to it). A 503 says only "unavailable".
+   */
+  get overloaded(): boolean {
+    return this.status === 529;
+  }
+
   constructor(kind: UpstreamFailureKind, message: string, options: UpstreamErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'UpstreamError';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { toAnthropicEnvelope, toEnvelope } from '../../../src/errors/to-envelope.ts';
-import { GatewayError, InsufficientCreditsError, ModelNotFoundError } from '../../../src/errors/gateway-error.ts';
+import { GatewayError, InsufficientCreditsError, ModelNotFoundError, ProviderFailedError } from '../../../src/errors/gateway-error.ts';
 
 describe("Anthropic's error shape", () => {
   it.each([
@@ -27,5 +27,13 @@ describe("Anthropic's error shape", () => {
     expect(toAnthropicEnvelope(error, 'req_2').error).toEqual({ type: 'not_found_error', message: error.message, code: 'model_not_found', param: 'model' });
     expect(toEnvelope(error, 'req_2').error).toMatchObject({ code: 'model_not_found', param: 'model' });
     expect(toAnthropicEnvelope(new InsufficientCreditsError('Out of budget.'), 'req_3').error.type).toBe('billing_error');
+  });
+
+  // Anthropic's SDK and Claude Code retry an overloaded_error as an overload; the spec's envelope has no such type.
+  it('an upstream overload is overloaded_error with its own status and code; the spec’s envelope is unchanged', () => {
+    const overloaded = new ProviderFailedError('The provider failed with HTTP 529 after 1 attempt: Overloaded', { overloaded: true });
+    expect(toAnthropicEnvelope(overloaded, 'req_4').error).toEqual({ type: 'overloaded_error', message: overloaded.message, code: 'provider_failed', param: null });
+    expect(toEnvelope(overloaded, 'req_4')).toEqual({ error: { type: 'api_error', code: 'provider_failed', message: overloaded.message, param: null, request_id: 'req_4' } });
+    expect(toAnthropicEnvelope(new ProviderFailedError('The provider failed with HTTP 500.'), 'req_5').error.type).toBe('api_error');
   });
 });

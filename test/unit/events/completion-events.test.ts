@@ -12,6 +12,7 @@ import {
   ContextLengthExceededError,
   GatewayError,
   InternalError,
+  ProviderFailedError,
   QueueTimeoutError,
   UnsupportedParameterError,
 } from '../../../src/errors/gateway-error.ts';
@@ -108,6 +109,12 @@ describe('error payloads', () => {
       param: 'messages',
       retry_after: null,
     });
+  });
+
+  it('keep an upstream overload, written only for one (older events read as none)', () => {
+    expect(roundTrip(new ProviderFailedError('Overloaded.', { overloaded: true }))).toMatchObject({ status: 502, code: 'provider_failed', overloaded: true });
+    expect(roundTrip(new ProviderFailedError('Broken.')).overloaded).toBe(false);
+    expect(JSON.parse(errorToPayload(new ProviderFailedError('Broken.')))).not.toHaveProperty('overloaded');
   });
 
   it('do not carry the cause', () => {

@@ -4,7 +4,7 @@ import { mapMessagesTexts } from '../../../src/operations/messages/map-texts.ts'
 import { mapResponsesTexts } from '../../../src/operations/responses/map-texts.ts';
 import { embeddingsOperation } from '../../../src/operations/embeddings/operation.ts';
 import { chatOperation } from '../../../src/operations/chat/operation.ts';
-import type { MessagesRequest } from '../../../src/wire/anthropic-messages.ts';
+import type { ContentBlockParam, MessagesRequest } from '../../../src/wire/anthropic-messages.ts';
 import type { ResponsesRequest } from '../../../src/wire/openai-responses.ts';
 import type { ChatCompletionRequest } from '../../../src/operations/chat/request-schema.ts';
 
@@ -47,42 +47,87 @@ describe('messages', () => {
         role: 'assistant',
         content: [
           { type: 'thinking', thinking: 'secret thoughts', signature: 'sig' },
+          { type: 'redacted_thinking', data: 'EmwKAhgB' },
           { type: 'text', text: 'answer' },
-          { type: 'tool_use', id: 't1', name: 'f', input: { q: 'x' } },
+          { type: 'tool_use', id: 't1', name: 'f', input: { q: 'x', args: ['a', 2, { deep: 'b' }], 'file-path': 'p', force: true, none: null } },
         ],
       },
       {
         role: 'user',
         content: [
-          { type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'result' }] },
+          {
+            type: 'tool_result',
+            tool_use_id: 't1',
+            content: [
+              { type: 'text', text: 'result' },
+              { type: 'search_result', source: 'https://s.test', title: 'T', content: [{ type: 'text', text: 'found' }] },
+              { type: 'document', source: { type: 'content', content: [{ type: 'text', text: 'page' }] } },
+              { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+            ],
+          },
           { type: 'tool_result', tool_use_id: 't2', content: 'flat result' },
           { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'doc' } },
+          { type: 'document', source: { type: 'content', content: 'inline doc' } },
         ],
       },
     ],
   } as MessagesRequest;
+  const blocks = (mapped: MessagesRequest, turn: number) => mapped.messages[turn]?.content as ContentBlockParam[];
 
-  it('names the system prompt, text blocks, tool results and plain-text documents; thinking stays as signed', () => {
-    const { params, mapped } = visit(mapMessagesTexts, request);
+  it('names the system prompt first, then every text of the turns in order: thinking, tool inputs, nested tool results and documents', () => {
+    const { params } = visit(mapMessagesTexts, request);
     expect(params).toEqual([
+      'system[0].text',
       'messages[0].content',
-      'messages[1].content[1].text',
+      'messages[1].content[0].thinking',
+      'messages[1].content[2].text',
+      'messages[1].content[3].input.q',
+      'messages[1].content[3].input.args[0]',
+      'messages[1].content[3].input.args[2].deep',
+      'messages[1].content[3].input["file-path"]',
       'messages[2].content[0].content[0].text',
+      'messages[2].content[0].content[1].content[0].text',
+      'messages[2].content[0].content[2].source.content[0].text',
       'messages[2].content[1].content',
       'messages[2].content[2].source.data',
-      'system[0].text',
+      'messages[2].content[3].source.content',
     ]);
+  });
+
+  it('replaces each text where it is, leaving ids, numbers, images and the request itself alone', () => {
+    const { mapped } = visit(mapMessagesTexts, request);
     expect(mapped.system).toEqual([{ type: 'text', text: 'SYS', cache_control: { type: 'ephemeral' } }]);
-    expect(mapped.messages[1]?.content).toEqual([
-      { type: 'thinking', thinking: 'secret thoughts', signature: 'sig' },
-      { type: 'text', text: 'ANSWER' },
-      { type: 'tool_use', id: 't1', name: 'f', input: { q: 'x' } },
-    ]);
+    expect(blocks(mapped, 1).at(-1)).toEqual({ type: 'tool_use', id: 't1', name: 'f', input: { q: 'X', args: ['A', 2, { deep: 'B' }], 'file-path': 'P', force: true, none: null } });
+    expect(blocks(mapped, 2)[0]).toEqual({
+      type: 'tool_result',
+      tool_use_id: 't1',
+      content: [
+        { type: 'text', text: 'RESULT' },
+        { type: 'search_result', source: 'https://s.test', title: 'T', content: [{ type: 'text', text: 'FOUND' }] },
+        { type: 'document', source: { type: 'content', content: [{ type: 'text', text: 'PAGE' }] } },
+        { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+      ],
+    });
+    expect(blocks(mapped, 2)[3]).toEqual({ type: 'document', source: { type: 'content', content: 'INLINE DOC' } });
     expect(request.messages[0]?.content).toBe('plain');
+    expect(blocks(request, 1)[3]?.input).toMatchObject({ q: 'x' });
+  });
+
+  // Anthropic refuses a signed thinking block whose text changed, and lets earlier turns' thinking be left out.
+  it('leaves out a signed thinking block whose text would change; keeps it whole when nothing changes', () => {
+    const { mapped } = visit(mapMessagesTexts, request);
+    expect(blocks(mapped, 1).map((block) => block.type)).toEqual(['redacted_thinking', 'text', 'tool_use']);
+    const untouched = mapMessagesTexts(request, (text) => text);
+    expect(blocks(untouched, 1)[0]).toEqual({ type: 'thinking', thinking: 'secret thoughts', signature: 'sig' });
+  });
+
+  it('masks an unsigned thinking block (a chat model’s reasoning, as the gateway translates it) in place', () => {
+    const unsigned = { ...request, messages: [{ role: 'assistant', content: [{ type: 'thinking', thinking: 'reasoning', signature: '' }] }] } as MessagesRequest;
+    expect(visit(mapMessagesTexts, unsigned).mapped.messages[0]?.content).toEqual([{ type: 'thinking', thinking: 'REASONING', signature: '' }]);
   });
 
   it('names a string system prompt', () => {
-    expect(visit(mapMessagesTexts, { ...request, system: 'be brief' }).params).toContain('system');
+    expect(visit(mapMessagesTexts, { ...request, system: 'be brief' }).params[0]).toBe('system');
   });
 });
 
