@@ -51,8 +51,9 @@ export const InputContentPartSchema = Type.Object(
 
 /**
  * One item of `input`: a `message` (whose `type` may be left out), a `function_call` the model
- * made, a `function_call_output` answering it, a `reasoning` item, or an `item_reference` (an
- * item with only an `id`). Other item types pass the door and are refused by the translation.
+ * made (with its `namespace` when the function is in one), a `function_call_output` answering it, a
+ * `reasoning` item, or an `item_reference` (an item with only an `id`). Other item types pass the
+ * door and are refused by the translation.
  */
 export const InputItemSchema = Type.Object(
   {
@@ -63,6 +64,7 @@ export const InputItemSchema = Type.Object(
     status: Nullable(Type.String()),
     call_id: Type.Optional(Type.String({ minLength: 1 })),
     name: Type.Optional(Type.String({ minLength: 1 })),
+    namespace: Nullable(Type.String({ minLength: 1 })),
     arguments: Type.Optional(Type.String()),
     output: Type.Optional(Type.Union([Type.String(), Type.Array(InputContentPartSchema)])),
     summary: Type.Optional(Type.Array(Type.Object({ type: Type.String(), text: Type.String() }, OPEN))),
@@ -82,7 +84,23 @@ export const InputItemSchema = Type.Object(
   },
 );
 
-/** A tool the model may use; only `function` tools (with a `name`) are served, others are refused by the translation. */
+/** A tool of a namespace: a `function`, or another kind the translation refuses (`custom`). */
+export const NamespaceMemberSchema = Type.Object(
+  {
+    type: Type.String({ minLength: 1 }),
+    name: Type.String({ minLength: 1, maxLength: 128 }),
+    description: Nullable(Type.String()),
+    parameters: Nullable(Type.Record(Type.String(), Type.Unknown())),
+    strict: Nullable(Type.Boolean()),
+  },
+  OPEN,
+);
+
+/**
+ * A tool the model may use: a `function` (with its `name`), a `namespace` (a named group of
+ * functions in `tools`, as Codex sends its sub-agent tools), or another type, which the translation
+ * drops (a hosted tool) or refuses.
+ */
 export const RequestToolSchema = Type.Object(
   {
     type: Type.String({ minLength: 1 }),
@@ -90,8 +108,9 @@ export const RequestToolSchema = Type.Object(
     description: Nullable(Type.String()),
     parameters: Nullable(Type.Record(Type.String(), Type.Unknown())),
     strict: Nullable(Type.Boolean()),
+    tools: Type.Optional(Type.Array(NamespaceMemberSchema)),
   },
-  { ...OPEN, allOf: [requiredWhen(['function'], ['name'])] },
+  { ...OPEN, allOf: [requiredWhen(['function'], ['name']), requiredWhen(['namespace'], ['name', 'description', 'tools'])] },
 );
 
 /**
@@ -190,13 +209,17 @@ export const OutputMessageSchema = Type.Object({
   content: Type.Array(Type.Union([OutputTextSchema, OutputRefusalSchema])),
 });
 
-/** A call of a function tool; `call_id` is what the function_call_output answering it names. */
+/**
+ * A call of a function tool; `call_id` is what the function_call_output answering it names. A
+ * function of a namespace is named by its own `name` and its `namespace`, as OpenAI names it.
+ */
 export const FunctionCallItemSchema = Type.Object({
   type: Type.Literal('function_call'),
   id: Type.String(),
   status: ItemStatusSchema,
   call_id: Type.String(),
   name: Type.String(),
+  namespace: Type.Optional(Type.String()),
   arguments: Type.String(),
 });
 
@@ -245,6 +268,14 @@ export const FunctionToolSchema = Type.Object({
   strict: OrNull(Type.Boolean()),
 });
 
+/** A namespace tool as a response echoes it, with its functions. */
+export const NamespaceToolSchema = Type.Object({
+  type: Type.Literal('namespace'),
+  name: Type.String(),
+  description: Type.String(),
+  tools: Type.Array(FunctionToolSchema),
+});
+
 /** Why a response is incomplete. */
 export const IncompleteReasonSchema = Literals(['max_output_tokens', 'content_filter']);
 
@@ -275,7 +306,7 @@ export const ResponseSchema = Type.Object({
   temperature: OrNull(Type.Number()),
   text: Type.Object({ format: TextFormatSchema, verbosity: OrNull(VerbositySchema) }),
   tool_choice: Type.Union([Literals(['none', 'auto', 'required']), Type.Object({ type: Type.Literal('function'), name: Type.String() })]),
-  tools: Type.Array(FunctionToolSchema),
+  tools: Type.Array(Type.Union([FunctionToolSchema, NamespaceToolSchema])),
   top_p: OrNull(Type.Number()),
   truncation: Literals(['auto', 'disabled']),
   usage: Type.Optional(ResponseUsageSchema),
@@ -330,6 +361,8 @@ export type InputItem = Static<typeof InputItemSchema>;
 export type InputContentPart = Static<typeof InputContentPartSchema>;
 /** A tool of the request. */
 export type RequestTool = Static<typeof RequestToolSchema>;
+/** A tool of a namespace of the request. */
+export type NamespaceMember = Static<typeof NamespaceMemberSchema>;
 /** `tool_choice` of the request. */
 export type RequestToolChoice = Static<typeof RequestToolChoiceSchema>;
 /** `text.format` of the request. */

@@ -323,6 +323,75 @@ describe('function tools', () => {
   });
 });
 
+describe('namespace and hosted tools', () => {
+  // A namespace as Codex sends its sub-agent tools, and a hosted tool as it sends web search.
+  const agents = {
+    type: 'namespace',
+    name: 'multi_agent_v1',
+    description: 'Tools for spawning and managing sub-agents.',
+    tools: [
+      { type: 'function', name: 'spawn_agent', description: 'Spawn a sub-agent.', strict: false, parameters: { type: 'object', properties: { message: { type: 'string' } } } },
+      { type: 'function', name: 'close_agent', strict: false, parameters: { type: 'object', properties: { target: { type: 'string' } }, required: ['target'] } },
+    ],
+  };
+  const webSearch = { type: 'web_search', external_web_access: false };
+  const params = (extra: Record<string, unknown> = {}) => ({ model: 'fake-gpt', input: [{ role: 'user' as const, content: 'Close agent a1.' }], tools: [weatherTool, agents], ...extra }) as unknown as ResponseCreateParamsNonStreaming;
+  const closeCall = { id: 'call_n1', name: 'multi_agent_v1__close_agent', arguments: '{"target":"a1"}' };
+  const sentTools = (i: number) => ((upstream.requests[i]?.body as { tools?: Array<{ function: { name: string } }> }).tools ?? []).map((tool) => tool.function.name);
+
+  it("sends a namespace's functions under <namespace>__<name> and answers the upstream's call with the namespace, JSON and streamed", async () => {
+    upstream.script([{ kind: 'ok', toolCalls: [closeCall] }, { kind: 'ok', toolCalls: [closeCall] }]);
+    const data = await client.responses.create(params());
+    expect(sentTools(0)).toEqual(['get_weather', 'multi_agent_v1__spawn_agent', 'multi_agent_v1__close_agent']);
+    expect(calls(data)).toMatchObject([{ type: 'function_call', call_id: 'call_n1', name: 'close_agent', namespace: 'multi_agent_v1', arguments: '{"target":"a1"}' }]);
+    const events = await collect(await client.responses.create({ ...params(), stream: true }));
+    const named = { name: 'close_agent', namespace: 'multi_agent_v1' };
+    expect(ofType(events, 'response.output_item.added')[0]?.item).toMatchObject(named);
+    expect(ofType(events, 'response.output_item.done')[0]?.item).toMatchObject(named);
+    expect(calls(ofType(events, 'response.completed')[0]?.response as Response)).toMatchObject([named]);
+  });
+
+  it('sends a namespaced function_call back under the name the upstream called it by', async () => {
+    upstream.script([{ kind: 'ok', toolCalls: [closeCall] }, { kind: 'ok', text: 'Closed.' }]);
+    const first = await client.responses.create(params());
+    const output = { type: 'function_call_output' as const, call_id: 'call_n1', output: 'closed' };
+    const second = await client.responses.create(params({ input: [...(params().input as ResponseInputItem[]), ...(first.output as ResponseInputItem[]), output] }));
+    expect(second.output_text).toBe('Closed.');
+    expect((upstream.requests[1]?.body as { messages: unknown[] }).messages.slice(1)).toEqual([
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_n1', type: 'function', function: { name: 'multi_agent_v1__close_agent', arguments: '{"target":"a1"}' } }] },
+      { role: 'tool', tool_call_id: 'call_n1', content: 'closed' },
+    ]);
+  });
+
+  it('drops a hosted tool no provider runs and names it in x-gateway-dropped-tools, JSON and streamed', async () => {
+    upstream.script([{ kind: 'ok', text: 'No search needed.' }, { kind: 'ok', text: 'No search needed.' }]);
+    const plain = await client.responses.create(params({ tools: [weatherTool, webSearch] })).withResponse();
+    expect(plain.data.output_text).toBe('No search needed.');
+    expect(plain.response.headers.get('x-gateway-dropped-tools')).toBe('web_search');
+    expect(sentTools(0)).toEqual(['get_weather']);
+    const streamed = await client.responses.create({ ...params({ tools: [weatherTool, webSearch] }), stream: true }).withResponse();
+    expect(streamed.response.headers.get('x-gateway-dropped-tools')).toBe('web_search');
+    expect(ofType(await collect(streamed.data), 'response.completed')[0]?.response.output_text).toBe('No search needed.');
+    expect(sentTools(1)).toEqual(['get_weather']);
+  });
+
+  it('refuses a request that needs the dropped tool (tool_choice) with 422 naming tool_choice, and no header', async () => {
+    const response = await postRaw({ ...params(), tools: [weatherTool, webSearch], tool_choice: { type: 'web_search' } });
+    expect(response.status).toBe(422);
+    expect(((await response.json()) as { error: unknown }).error).toMatchObject({ code: 'unsupported_parameter', param: 'tool_choice' });
+    expect(response.headers.get('x-gateway-dropped-tools')).toBeNull();
+    expect(upstream.requests).toHaveLength(0);
+  });
+
+  it('serves the same tools through Anthropic: the namespace as prefixed tools, web search left out', async () => {
+    anthropic.script([{ kind: 'ok', text: 'Nothing to close.' }]);
+    const { data, response } = await client.responses.create(params({ model: 'claude', tools: [agents, webSearch] })).withResponse();
+    expect(data.output_text).toBe('Nothing to close.');
+    expect(response.headers.get('x-gateway-dropped-tools')).toBe('web_search');
+    expect((anthropic.requests[0]?.body as { tools: Array<{ name: string }> }).tools.map((tool) => tool.name)).toEqual(['multi_agent_v1__spawn_agent', 'multi_agent_v1__close_agent']);
+  });
+});
+
 describe('what a gateway that stores nothing refuses', () => {
   it.each<[string, Record<string, unknown>, number, string, string]>([
     ['previous_response_id', { previous_response_id: 'resp_earlier' }, 400, 'invalid_value', 'previous_response_id'],
@@ -330,7 +399,8 @@ describe('what a gateway that stores nothing refuses', () => {
     ['background', { background: true }, 400, 'invalid_value', 'background'],
     ['prompt', { prompt: { id: 'pmpt_1' } }, 400, 'invalid_value', 'prompt'],
     ['an item_reference', { input: [{ role: 'user', content: 'Hi' }, { type: 'item_reference', id: 'msg_1' }] }, 400, 'invalid_value', 'input[1]'],
-    ['a hosted tool', { tools: [weatherTool, { type: 'web_search' }] }, 422, 'unsupported_parameter', 'tools[1]'],
+    ['a tool_choice requiring a hosted tool', { tools: [weatherTool, { type: 'web_search' }], tool_choice: { type: 'web_search' } }, 422, 'unsupported_parameter', 'tool_choice'],
+    ['a tool the client runs but chat cannot express', { tools: [weatherTool, { type: 'custom', name: 'patch' }] }, 422, 'unsupported_parameter', 'tools[1]'],
   ])('%s', async (_what, extra, status, code, param) => {
     const body = { model: 'fake-gpt', input: 'Hi', ...extra } as unknown as ResponseCreateParamsNonStreaming;
     const error = await apiFailure(client.responses.create(body));

@@ -8,23 +8,27 @@
  * Item ids are made from the response id and the item's place in `output`, so that both
  * translations name an item alike. What a provider needs back on the next turn rides where a
  * Responses client sends it back: Anthropic's signed thinking blocks in the reasoning item's
- * `encrypted_content`, Gemini's thought signatures in the function call's `call_id`. Not
- * translated: log probabilities and annotations.
+ * `encrypted_content`, Gemini's thought signatures in the function call's `call_id`. A call of a
+ * namespace's function is named as OpenAI names it, by the function's own `name` and its
+ * `namespace`. Not translated: log probabilities and annotations.
  */
 import type { ChatCompletion, ChatCompletionChunk, ThinkingBlock, ToolCall, ToolCallDelta, Usage } from '../../wire/openai-chat.ts';
 import { signedCallId, signedIdOf } from '../signed-call-ids.ts';
 import { carriedThinking, carryThinking } from './carried-thinking.ts';
+import { callNameOf, namespacedNames, type CallName, type NamespacedNames } from './namespaced-names.ts';
 import type {
   FunctionCallItem,
   FunctionTool,
   IncompleteReason,
   ItemStatus,
+  NamespaceMember,
   OutputItem,
   OutputMessage,
   OutputRefusal,
   OutputText,
   ReasoningItem,
   ReasoningText,
+  RequestTool,
   Response,
   ResponseStreamEvent,
   ResponseUsage,
@@ -67,8 +71,9 @@ export function chatToResponse(completion: ChatCompletion, context: ResponseCont
   if (message?.content) content.push(outputText(message.content));
   if (message?.refusal) content.push(outputRefusal(message.refusal));
   if (content.length > 0) output.push({ ...messageItem(context, output.length), content });
+  const names = namespacedNames(context.request.tools);
   for (const call of message?.tool_calls ?? []) {
-    output.push({ ...functionCallItem(context, output.length, signedIdOf(call), call.function.name), arguments: call.function.arguments });
+    output.push({ ...functionCallItem(context, output.length, signedIdOf(call), callNameOf(call.function.name, names)), arguments: call.function.arguments });
   }
   const ending = endingOf(choice?.finish_reason);
   output.forEach((item, i) => (item.status = i === output.length - 1 ? ending.status : 'completed'));
@@ -105,12 +110,12 @@ const messageItem = (context: ResponseContext, outputIndex: number): OutputMessa
   role: 'assistant',
   content: [],
 });
-const functionCallItem = (context: ResponseContext, outputIndex: number, callId: string, name: string): FunctionCallItem => ({
+const functionCallItem = (context: ResponseContext, outputIndex: number, callId: string, name: CallName): FunctionCallItem => ({
   type: 'function_call',
   id: itemId(context, 'fc', outputIndex),
   status: 'in_progress',
   call_id: callId,
-  name,
+  ...name,
   arguments: '',
 });
 const reasoningText = (text: string): ReasoningText => ({ type: 'reasoning_text', text });
@@ -161,13 +166,19 @@ function textFormatOf(request: ResponsesRequest): TextFormat {
   return echoed;
 }
 
-// responsesToChat refused every tool and tool choice but functions; these echo what it served.
-function toolsOf(request: ResponsesRequest): FunctionTool[] {
-  return (request.tools ?? []).flatMap((tool) =>
-    tool.type === 'function' && tool.name !== undefined
-      ? [{ type: 'function' as const, name: tool.name, description: tool.description ?? null, parameters: tool.parameters ?? null, strict: tool.strict ?? null }]
-      : [],
-  );
+// responsesToChat dropped hosted tools and refused every other tool and tool choice but functions
+// and namespaces; these echo what it served.
+function toolsOf(request: ResponsesRequest): Response['tools'] {
+  return (request.tools ?? []).flatMap((tool): Response['tools'] => {
+    if (tool.name === undefined) return [];
+    if (tool.type === 'function') return [functionToolOf(tool, tool.name)];
+    if (tool.type !== 'namespace') return [];
+    return [{ type: 'namespace', name: tool.name, description: tool.description ?? '', tools: (tool.tools ?? []).map((member) => functionToolOf(member, member.name)) }];
+  });
+}
+
+function functionToolOf(tool: RequestTool | NamespaceMember, name: string): FunctionTool {
+  return { type: 'function', name, description: tool.description ?? null, parameters: tool.parameters ?? null, strict: tool.strict ?? null };
 }
 
 function toolChoiceOf(request: ResponsesRequest): Response['tool_choice'] {
@@ -204,10 +215,12 @@ interface StreamState {
  */
 export class ResponseStreamTranslator {
   readonly #context: ResponseContext;
+  readonly #names: NamespacedNames;
   readonly #state: StreamState = { sequence: 0, output: [], open: false, calls: new Map(), thinkingCarried: 0, finishReason: null };
 
   constructor(context: ResponseContext) {
     this.#context = context;
+    this.#names = namespacedNames(context.request.tools);
   }
 
   /** `response.created` and `response.in_progress`, with the empty response. */
@@ -343,11 +356,11 @@ export class ResponseStreamTranslator {
     if (call === undefined) {
       const outputIndex = this.#state.output.length;
       const signature = (delta.extra_content as ToolCall['extra_content'] | undefined)?.google?.thought_signature;
-      const item = functionCallItem(this.#context, outputIndex, signedCallId(delta.id ?? itemId(this.#context, 'call', outputIndex), signature), delta.function?.name ?? '');
+      const item = functionCallItem(this.#context, outputIndex, signedCallId(delta.id ?? itemId(this.#context, 'call', outputIndex), signature), callNameOf(delta.function?.name ?? '', this.#names));
       call = { item: this.#openItem(item, events), outputIndex };
       this.#state.calls.set(delta.index, call);
     }
-    if (call.item.name === '' && delta.function?.name) call.item.name = delta.function.name;
+    if (call.item.name === '' && delta.function?.name) Object.assign(call.item, callNameOf(delta.function.name, this.#names));
     const piece = delta.function?.arguments ?? '';
     if (piece === '') return;
     call.item.arguments += piece;

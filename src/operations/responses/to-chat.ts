@@ -1,23 +1,27 @@
 /**
  * A Responses API request → a chat request. The gateway stores nothing, so the translation is
  * stateless: the whole conversation comes in `input`, and what would need a stored response,
- * conversation or item is refused with a 400 that says what to send instead. What chat cannot
- * express (hosted tools, uploaded files) is refused with a 422. Errors name the parameter as the
- * client sent it (`input[3].content[0].file_id`), not as the chat request has it.
+ * conversation or item is refused with a 400 that says what to send instead. Uploaded files, which
+ * chat cannot express, are refused with a 422; tools are translated by tools.ts (hosted ones are
+ * dropped). Errors name the parameter as the client sent it (`input[3].content[0].file_id`), not as
+ * the chat request has it.
  *
  * Accepted and not forwarded, on purpose: `metadata` (the gateway's own, not the model's), `store`
- * (nothing is stored: the response says `store: false`), `include` (nothing it names is produced),
- * `truncation` (an overlong input is refused, as with `disabled`), `max_tool_calls` (it bounds
- * hosted tools, and none are served), `reasoning.summary` (reasoning comes as text, not
- * summarized), `stream_options` (its one option pads events against side channels, which are not
- * padded), and `text.verbosity`, `prompt_cache_key` and `service_tier` (no chat provider but
- * OpenAI takes them, and the other providers' lists of parameters would refuse the request).
+ * (nothing is stored: the response says `store: false`), `include` (of what it names, only a
+ * reasoning item's `encrypted_content` is ever made, and that is always sent), `truncation` (an
+ * overlong input is refused, as with `disabled`), `max_tool_calls` (it bounds hosted tools, and
+ * none are served), `reasoning.summary` (reasoning comes as text, not summarized),
+ * `stream_options` (its one option pads events against side channels, which are not padded), and
+ * `text.verbosity`, `prompt_cache_key` and `service_tier` (no chat provider but OpenAI takes them,
+ * and the other providers' lists of parameters would refuse the request).
  */
 import { InvalidValueError, MissingRequiredFieldError, UnsupportedParameterError } from '../../errors/gateway-error.ts';
-import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ThinkingBlock, Tool, ToolChoice } from '../../wire/openai-chat.ts';
+import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ThinkingBlock } from '../../wire/openai-chat.ts';
 import { callWithSignature, splitCallId } from '../signed-call-ids.ts';
 import { carriedThinking } from './carried-thinking.ts';
-import type { InputContentPart, InputItem, RequestTextFormat, RequestTool, RequestToolChoice, ResponsesRequest } from '../../wire/openai-responses.ts';
+import { chatToolName } from './namespaced-names.ts';
+import { chatToolsOf } from './tools.ts';
+import type { InputContentPart, InputItem, RequestTextFormat, ResponsesRequest } from '../../wire/openai-responses.ts';
 
 const STATELESS = "This gateway stores no responses or conversations: send the whole conversation in 'input', with 'store': false";
 
@@ -25,8 +29,9 @@ const STATELESS = "This gateway stores no responses or conversations: send the w
 export function responsesToChat(request: ResponsesRequest): { model: string; stream: boolean; chat: ChatRequest } {
   refuseUnserved(request);
   const chat: ChatRequest = { messages: messagesOf(request), ...settingsOf(request) };
-  if (request.tools !== undefined && request.tools.length > 0) chat.tools = request.tools.map((tool, i) => toolOf(tool, i, request.model));
-  if (request.tool_choice !== undefined) chat.tool_choice = toolChoiceOf(request.tool_choice, request.model);
+  // The route names the dropped hosted tools; the chat request only goes without them.
+  const { dropped: _dropped, ...tools } = chatToolsOf(request);
+  Object.assign(chat, tools);
   const format = responseFormatOf(request.text?.format);
   if (format !== undefined) chat.response_format = format;
   return { model: request.model, stream: request.stream === true, chat };
@@ -122,9 +127,11 @@ function appendAssistant(state: InputState, message: ChatMessage): void {
 }
 
 function appendFunctionCall(state: InputState, item: InputItem, param: string): void {
+  const name = required(item.name, `${param}.name`);
   const call = callWithSignature(required(item.call_id, `${param}.call_id`), {
     type: 'function',
-    function: { name: required(item.name, `${param}.name`), arguments: required(item.arguments, `${param}.arguments`) },
+    // A function of a namespace goes back under the name the upstream called it by.
+    function: { name: item.namespace == null ? name : chatToolName(item.namespace, name), arguments: required(item.arguments, `${param}.arguments`) },
   });
   if (state.assistant === null) return appendAssistant(state, { role: 'assistant', content: null, tool_calls: [call] });
   takeReasoning(state, state.assistant);
@@ -208,21 +215,6 @@ function filePartOf(part: InputContentPart, param: string, model: string): Conte
   if (part.file_url != null) throw new UnsupportedParameterError(`${param}.file_url`, model, 'files are not fetched by URL; send the file in file_data, as a data: URL');
   if (part.file_id != null) throw new UnsupportedParameterError(`${param}.file_id`, model, `${NO_FILES_API}; send the file in file_data, as a data: URL`);
   throw new MissingRequiredFieldError(`${param}.file_data`);
-}
-
-function toolOf(tool: RequestTool, i: number, model: string): Tool {
-  if (tool.type !== 'function') throw new UnsupportedParameterError(`tools[${i}]`, model, `tools of type '${tool.type}'; this gateway serves function tools only`);
-  const fn: Tool['function'] = { name: required(tool.name, `tools[${i}].name`) };
-  if (tool.description != null) fn.description = tool.description;
-  if (tool.parameters != null) fn.parameters = tool.parameters;
-  if (tool.strict != null) fn.strict = tool.strict;
-  return { type: 'function', function: fn };
-}
-
-function toolChoiceOf(choice: RequestToolChoice, model: string): ToolChoice {
-  if (typeof choice === 'string') return choice;
-  if (choice.type === 'function') return { type: 'function', function: { name: required(choice.name, 'tool_choice.name') } };
-  throw new UnsupportedParameterError('tool_choice', model, `type '${choice.type}'; use none, auto, required or a function`);
 }
 
 function responseFormatOf(format: RequestTextFormat | undefined): ResponseFormat | undefined {

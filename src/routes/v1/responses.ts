@@ -5,6 +5,7 @@ import { ResponseSchema, ResponseStreamEventSchema, ResponsesRequestSchema } fro
 import { ErrorEnvelopeSchema } from '../../errors/to-envelope.ts';
 import { ADMITTED, AUTHENTICATED, STREAMING_ADMISSION_HEADERS, errors, jsonOrEvents, type RouteDocs } from '../../openapi/route-doc.ts';
 import { responsesOperation } from '../../operations/responses/operation.ts';
+import { chatToolsOf } from '../../operations/responses/tools.ts';
 import { handleRequest, type CompletionServices } from '../../admission/handle-request.ts';
 import { ResourceNotFoundError } from '../../errors/gateway-error.ts';
 import { rejectOtherMethods } from '../../plugins/errors.ts';
@@ -18,6 +19,9 @@ const StreamErrorEventSchema = Type.Object({
   sequence_number: Type.Integer({ minimum: 0 }),
   error: ErrorEnvelopeSchema.properties.error,
 });
+
+/** Names the hosted tools the gateway left out of the request (`web_search, mcp`), which no provider runs. */
+const DROPPED_TOOLS_HEADER = 'x-gateway-dropped-tools';
 
 /** Reading or deleting a stored response: the gateway stores none. */
 function storedResponseDoc(operationId: string, summary: string) {
@@ -41,10 +45,13 @@ export const responsesDocs: RouteDocs = {
     credentials: 'bearer',
     headers: Type.Object(STREAMING_ADMISSION_HEADERS),
     responses: {
-      200: jsonOrEvents('The response; with `stream: true`, OpenAI\'s named events.', ResponseSchema, {
-        description: '`event: <type>` and `data: <event>` pairs, each numbered by `sequence_number`, from response.created to response.completed (or response.incomplete). A failure after the first event is the `error` event.',
-        data: Type.Union([ResponseStreamEventSchema, StreamErrorEventSchema]),
-      }),
+      200: {
+        ...jsonOrEvents('The response; with `stream: true`, OpenAI\'s named events.', ResponseSchema, {
+          description: '`event: <type>` and `data: <event>` pairs, each numbered by `sequence_number`, from response.created to response.completed (or response.incomplete). A failure after the first event is the `error` event.',
+          data: Type.Union([ResponseStreamEventSchema, StreamErrorEventSchema]),
+        }),
+        headers: { 'X-Gateway-Dropped-Tools': Type.String({ description: 'The hosted tool types left out of the request, which no provider behind the gateway runs (`web_search, file_search`); absent when none were.' }) },
+      },
       ...errors('openai', ADMITTED, { 404: 'The model alias is unknown (`model_not_found`).' }),
     },
   },
@@ -53,14 +60,21 @@ export const responsesDocs: RouteDocs = {
 };
 
 /**
- * POST /v1/responses through the admission chain. The gateway stores no responses, so reading or
- * deleting one is a 404 that says so rather than a bare unknown route.
+ * POST /v1/responses through the admission chain. Its tools are translated first, so that the
+ * hosted tools left out are named in a header before any answer (a stream sends the headers set
+ * here with its first event), and a request that cannot do without them is refused without it. The
+ * gateway stores no responses, so reading or deleting one is a 404 that says so rather than a bare
+ * unknown route.
  */
 export async function responsesRoutes(app: FastifyInstance, options: { services: CompletionServices; bodyLimit: number }): Promise<void> {
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/v1/responses',
     { schema: { body: ResponsesRequestSchema }, config: { operation: 'responses.create', bodyTextToProvider: true }, bodyLimit: options.bodyLimit },
-    (request, reply) => handleRequest(options.services, responsesOperation, request, request.body, reply),
+    async (request, reply) => {
+      const { dropped } = chatToolsOf(request.body);
+      if (dropped.length > 0) reply.header(DROPPED_TOOLS_HEADER, dropped.join(', '));
+      return handleRequest(options.services, responsesOperation, request, request.body, reply);
+    },
   );
   const stored = async (request: FastifyRequest<{ Params: { id: string } }>) => {
     throw new ResourceNotFoundError(`The response '${request.params.id}'`, 'this gateway stores no responses (each is answered with store: false)');

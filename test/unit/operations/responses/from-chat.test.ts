@@ -17,6 +17,10 @@ function translateStream(chunks: ChatCompletionChunk[], context = contextFor()):
 
 const last = <T>(list: T[]): T => list[list.length - 1] as T;
 
+/** A namespace of one tool, and the upstream's call of it by its chat name. */
+const AGENTS = { type: 'namespace', name: 'multi_agent_v1', description: 'Sub-agents.', tools: [{ type: 'function', name: 'close_agent', parameters: { type: 'object' }, strict: false }] };
+const namespacedCall = { index: 0, id: 'c1', type: 'function' as const, function: { name: 'multi_agent_v1__close_agent', arguments: '{"target":"a1"}' } };
+
 describe('chatToResponse', () => {
   it('makes a Response of a text answer, with the settings echoed', () => {
     const response: OpenAI.Responses.Response = chatToResponse(assemble([chunk({ content: 'Hello!' }, 'stop')]), contextFor());
@@ -145,6 +149,23 @@ describe('chatToResponse', () => {
       store: false,
       previous_response_id: null,
     });
+  });
+
+  it("answers a call of a namespace's tool with the namespace and the tool's own name, and leaves an unknown name as it is", () => {
+    const context = contextFor({ tools: [AGENTS] });
+    const response: OpenAI.Responses.Response = chatToResponse(assemble([chunk({ tool_calls: [namespacedCall, { index: 1, id: 'c2', function: { name: 'other__tool', arguments: '{}' } }] }, 'tool_calls')]), context);
+    expect(response.output).toEqual([
+      { type: 'function_call', id: 'fc_01JREQ_0', status: 'completed', call_id: 'c1', name: 'close_agent', namespace: 'multi_agent_v1', arguments: '{"target":"a1"}' },
+      { type: 'function_call', id: 'fc_01JREQ_1', status: 'completed', call_id: 'c2', name: 'other__tool', arguments: '{}' },
+    ]);
+    expect(Value.Check(ResponseSchema, response)).toBe(true);
+  });
+
+  it('echoes a namespace tool with its functions, and leaves out the hosted tools it dropped', () => {
+    const response: OpenAI.Responses.Response = chatToResponse(assemble([chunk({ content: 'Hi' }, 'stop')]), contextFor({ tools: [{ type: 'web_search' }, AGENTS] }));
+    expect(response.tools).toEqual([
+      { type: 'namespace', name: 'multi_agent_v1', description: 'Sub-agents.', tools: [{ type: 'function', name: 'close_agent', description: null, parameters: { type: 'object' }, strict: false }] },
+    ]);
   });
 
   it('echoes json_object', () => {
@@ -310,6 +331,20 @@ describe('ResponseStreamTranslator', () => {
     const events = translateStream([chunk({ tool_calls: [{ index: 0, function: { arguments: '{' } }] }), chunk({ tool_calls: [{ index: 0, function: { name: 'f', arguments: '}' } }] }, 'tool_calls')]);
     const final = last(events) as OpenAI.Responses.ResponseCompletedEvent;
     expect(final.response.output).toEqual([{ type: 'function_call', id: 'fc_01JREQ_0', status: 'completed', call_id: 'call_01JREQ_0', name: 'f', arguments: '{}' }]);
+  });
+
+  it("streams a call of a namespace's tool with the namespace and the tool's own name in every event that names it", () => {
+    const events = translateStream([chunk({ tool_calls: [namespacedCall] }, 'tool_calls')], contextFor({ tools: [AGENTS] }));
+    const named = { name: 'close_agent', namespace: 'multi_agent_v1' };
+    expect(events.find((event) => event.type === 'response.output_item.added')).toMatchObject({ item: { type: 'function_call', ...named } });
+    expect(events.find((event) => event.type === 'response.function_call_arguments.done')).toMatchObject({ name: 'close_agent', arguments: '{"target":"a1"}' });
+    expect(events.find((event) => event.type === 'response.output_item.done')).toMatchObject({ item: { type: 'function_call', ...named, status: 'completed' } });
+    expect((last(events) as OpenAI.Responses.ResponseCompletedEvent).response.output).toEqual([{ type: 'function_call', id: 'fc_01JREQ_0', status: 'completed', call_id: 'c1', ...named, arguments: '{"target":"a1"}' }]);
+  });
+
+  it("names a namespace's tool whose name comes late", () => {
+    const events = translateStream([chunk({ tool_calls: [{ index: 0, id: 'c1', function: { arguments: '{' } }] }), chunk({ tool_calls: [{ index: 0, function: { name: 'multi_agent_v1__close_agent', arguments: '}' } }] }, 'tool_calls')], contextFor({ tools: [AGENTS] }));
+    expect((last(events) as OpenAI.Responses.ResponseCompletedEvent).response.output).toMatchObject([{ name: 'close_agent', namespace: 'multi_agent_v1', arguments: '{}' }]);
   });
 
   it('keeps the pieces of a tool call that come back after the next one began, in the final response', () => {

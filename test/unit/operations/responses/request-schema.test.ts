@@ -35,6 +35,11 @@ describe('ResponsesRequestSchema at the door', () => {
         { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
         { type: 'function_call_output', call_id: 'c1', output: [{ type: 'input_text', text: 'ok' }] },
         { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Done', annotations: [] }] },
+        { type: 'function_call', call_id: 'c2', name: 'close_agent', namespace: 'multi_agent_v1', arguments: '{}' },
+      ],
+      tools: [
+        { type: 'namespace', name: 'multi_agent_v1', description: 'Sub-agents.', tools: [{ type: 'function', name: 'close_agent', parameters: { type: 'object' } }] },
+        { type: 'web_search', external_web_access: false },
       ],
       context_management: [{ type: 'compaction' }],
     });
@@ -52,6 +57,8 @@ describe('ResponsesRequestSchema at the door', () => {
     ['a part without type', { input: [{ role: 'user', content: [{ text: 'x' }] }] }, 'missing_required_field', 'input[0].content[0].type'],
     ['a reasoning item without summary', { input: [{ type: 'reasoning', id: 'rs_1' }] }, 'missing_required_field', 'input[0].summary'],
     ['a function tool without name', { input: 'Hi', tools: [{ type: 'function', parameters: {} }] }, 'missing_required_field', 'tools[0].name'],
+    ['a namespace tool without its tools', { input: 'Hi', tools: [{ type: 'namespace', name: 'ns', description: 'x' }] }, 'missing_required_field', 'tools[0].tools'],
+    ['a tool of a namespace without name', { input: 'Hi', tools: [{ type: 'namespace', name: 'ns', description: 'x', tools: [{ type: 'function' }] }] }, 'missing_required_field', 'tools[0].tools[0].name'],
     ['a function tool_choice without name', { input: 'Hi', tool_choice: { type: 'function' } }, 'missing_required_field', 'tool_choice.name'],
     ['a json_schema format without schema', { input: 'Hi', text: { format: { type: 'json_schema', name: 'a' } } }, 'missing_required_field', 'text.format.schema'],
     ['an unknown reasoning effort', { input: 'Hi', reasoning: { effort: 'extreme' } }, 'invalid_value', 'reasoning.effort'],

@@ -255,6 +255,13 @@ describe('responsesToChat: function calls', () => {
     ]);
   });
 
+  it('sends a call of a namespaced tool back under the name the upstream knows it by', () => {
+    const { chat } = translate({
+      input: [{ role: 'user', content: 'Stop the helper.' }, { ...call('call_1', 'close_agent'), namespace: 'multi_agent_v1' }, { type: 'function_call_output', call_id: 'call_1', output: 'closed' }],
+    });
+    expect(chat.messages[1]).toEqual({ role: 'assistant', content: null, tool_calls: [toolCall('call_1', 'multi_agent_v1__close_agent')] });
+  });
+
   it('names a missing field of a function call or its output', () => {
     expect(refusal({ input: [{ type: 'function_call', call_id: 'c', arguments: '{}' }] })).toMatchObject({ code: 'missing_required_field', param: 'input[0].name' });
     expect(refusal({ input: [{ type: 'function_call_output', call_id: 'c' }] })).toMatchObject({ code: 'missing_required_field', param: 'input[0].output' });
@@ -315,18 +322,10 @@ describe('responsesToChat: tools', () => {
     ]);
   });
 
-  it.each([
-    [{ type: 'web_search' }],
-    [{ type: 'file_search', vector_store_ids: ['vs_1'] }],
-    [{ type: 'computer_use_preview', display_height: 1, display_width: 1, environment: 'browser' }],
-    [{ type: 'code_interpreter', container: { type: 'auto' } }],
-    [{ type: 'mcp', server_label: 'x', server_url: 'https://x' }],
-    [{ type: 'image_generation' }],
-    [{ type: 'custom', name: 'grammar_tool' }],
-  ])('refuses a %o tool as unsupported, naming its index', (tool) => {
-    const error = refusal({ input: 'Hi', tools: [{ type: 'function', name: 'f', parameters: null, strict: null }, tool] });
-    expect(error).toMatchObject({ status: 422, code: 'unsupported_parameter', param: 'tools[1]' });
-    expect(error.message).toContain(`tools of type '${tool.type}'`);
+  it('leaves out the hosted tools no provider runs, and refuses the tools a client runs, naming the index', () => {
+    const tools = [{ type: 'function', name: 'f', parameters: null, strict: null }, { type: 'web_search' }, { type: 'custom', name: 'grammar_tool' }];
+    expect(translate({ input: 'Hi', tools: tools.slice(0, 2) as OpenAI.Responses.Tool[] }).chat.tools).toEqual([{ type: 'function', function: { name: 'f' } }]);
+    expect(refusal({ input: 'Hi', tools })).toMatchObject({ status: 422, code: 'unsupported_parameter', param: 'tools[2]' });
   });
 
   it.each([['none'], ['auto'], ['required']] as const)('passes tool_choice %s', (choice) => {
