@@ -11,7 +11,7 @@
  * adapter at most 1.2 × the OpenAI-compatible one's worker CPU per completion.
  */
 import { parseArgs } from 'node:util';
-import type { CatalogModel } from '../src/catalog/schema.ts';
+import type { CatalogModel } from '../src/domain/catalog/schema.ts';
 import { BENCH_MODEL, startStack, type BenchStack } from './stack.ts';
 import { runClosedLoop } from './closed-loop.ts';
 import { readCpuSeconds } from './proc-stats.ts';

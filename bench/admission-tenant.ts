@@ -4,9 +4,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { createPostgresRepository } from '../src/store/postgres/adapter.ts';
-import { generateApiKey } from '../src/auth/api-key-secret.ts';
-import type { TenantPlan } from '../src/store/repository.ts';
+import { createPostgresRepository } from '../src/infra/store/postgres/adapter.ts';
+import { generateApiKey } from '../src/domain/access/api-key-secret.ts';
+import type { TenantPlan } from '../src/infra/store/repository.ts';
 
 /** Far more than a run can spend, so that no budget or credit check ever refuses. */
 export const LARGE_MICROS = 1_000_000_000_000_000;

@@ -9,12 +9,12 @@
  */
 import { parseArgs } from 'node:util';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { createMetricsRegistry } from '../src/metrics/registry.ts';
-import { WebMetrics } from '../src/metrics/web-metrics.ts';
-import { WorkerMetrics } from '../src/metrics/worker-metrics.ts';
-import { EventQueue } from '../src/events/event-queue.ts';
+import { createMetricsRegistry } from '../src/infra/metrics/registry.ts';
+import { WebMetrics } from '../src/infra/metrics/web-metrics.ts';
+import { WorkerMetrics } from '../src/infra/metrics/worker-metrics.ts';
+import { EventQueue } from '../src/infra/events/event-queue.ts';
 import type { ProviderTarget } from '../src/providers/types.ts';
-import type { UsageRecord } from '../src/store/repository.ts';
+import type { UsageRecord } from '../src/infra/store/repository.ts';
 import { num, table } from './report-format.ts';
 
 const { values } = parseArgs({ options: { requests: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '5' } } });

@@ -15,7 +15,7 @@
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import type { WrittenCatalog } from '../src/catalog/schema.ts';
+import type { WrittenCatalog } from '../src/domain/catalog/schema.ts';
 import { BENCH_MODEL, type BenchStack } from './stack.ts';
 import { gatewayHeaders, startAllFeaturesStack } from './all-features.ts';
 import { checkAnswer } from './sequential.ts';

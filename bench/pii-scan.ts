@@ -1,11 +1,11 @@
 /**
- * What the PII scan (src/pii) costs per text: p50/p99 of `scanText` over 1 KB, 10 KB and 100 KB of
+ * What the PII scan (src/domain/pii) costs per text: p50/p99 of `scanText` over 1 KB, 10 KB and 100 KB of
  * realistic mixed prose (numbers, dates, versions, prices, ids, and a few real findings). In process,
  * no network; every size runs a bounded number of iterations within a time cap.
  *
  *   node bench/pii-scan.ts [--json]
  */
-import { PiiMasker, scanText } from '../src/pii/scanner.ts';
+import { PiiMasker, scanText } from '../src/domain/pii/scanner.ts';
 
 const SIZES = [
   { label: '1 KB', bytes: 1024, iterations: 2000 },

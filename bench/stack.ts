@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 /**
  * The system under test, started as production runs it: the bench upstream, `web` and `worker` as
  * separate child processes, a fresh PostgreSQL database with one tenant and `app` key, and a unique
@@ -13,8 +14,8 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { deletePrefix, spawnEntry, type GatewayProcess } from '../test/helpers/gateway-processes.ts';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
-import type { Repository } from '../src/store/repository.ts';
-import type { WrittenCatalog } from '../src/catalog/schema.ts';
+import type { Repository } from '../src/infra/store/repository.ts';
+import type { WrittenCatalog } from '../src/domain/catalog/schema.ts';
 import { freePort } from '../test/helpers/free-port.ts';
 
 /** The model alias the bench requests from the gateway. */
@@ -58,13 +59,20 @@ export interface BenchStack {
 const START_TIMEOUT_MS = 30_000;
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
-type StoreModule = typeof import('../src/store/postgres/adapter.ts');
-type KeyModule = typeof import('../src/auth/api-key-secret.ts');
+type StoreModule = typeof import('../src/infra/store/postgres/adapter.ts');
+type KeyModule = typeof import('../src/domain/access/api-key-secret.ts');
 
 /** The store adapter and key generator of a project, imported from its files (Node strips the types). */
 async function importStore(root: string): Promise<{ store: StoreModule; keys: KeyModule }> {
-  const load = (path: string) => import(pathToFileURL(join(root, path)).href);
-  return { store: (await load('src/store/postgres/adapter.ts')) as StoreModule, keys: (await load('src/auth/api-key-secret.ts')) as KeyModule };
+  // A base revision compared against may predate the folders by layer (src/store, src/auth).
+  const load = (...paths: string[]) => {
+    const found = paths.map((path) => join(root, path)).find((path) => existsSync(path)) ?? join(root, paths[0] as string);
+    return import(pathToFileURL(found).href);
+  };
+  return {
+    store: (await load('src/infra/store/postgres/adapter.ts', 'src/store/postgres/adapter.ts')) as StoreModule,
+    keys: (await load('src/domain/access/api-key-secret.ts', 'src/auth/api-key-secret.ts')) as KeyModule,
+  };
 }
 
 

@@ -7,9 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import { Client, escapeIdentifier } from 'pg';
 import { ulid } from 'ulid';
-import { createPostgresRepository } from '../src/store/postgres/adapter.ts';
-import { usageListQuery, usageSumQuery } from '../src/store/postgres/usage.ts';
-import type { Repository, UsageCursor, UsageFilter, UsageRecord } from '../src/store/repository.ts';
+import { createPostgresRepository } from '../src/infra/store/postgres/adapter.ts';
+import { usageListQuery, usageSumQuery } from '../src/infra/store/postgres/usage.ts';
+import type { Repository, UsageCursor, UsageFilter, UsageRecord } from '../src/infra/store/repository.ts';
 
 const BASE_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const MAIN_TENANT = 'bench-main';

@@ -1,7 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import type { RedisTarget } from './redis/connections.ts';
-import { TENANT_LIST_SOURCE, TenantIdSchema } from './tenants/tenant-id.ts';
+import type { RedisTarget } from './infra/redis/connections.ts';
+import { TENANT_LIST_SOURCE, TenantIdSchema } from './domain/tenants/tenant-id.ts';
 
 /** Thrown when the environment is invalid; its message is the one line the process prints before exiting. */
 export class ConfigError extends Error {

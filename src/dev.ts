@@ -3,11 +3,11 @@ import pg from 'pg';
 import { configOrExit, onShutdown, SHUTDOWN_MARGIN_MS } from './boot.ts';
 import { createLogger } from './log.ts';
 import { runRelease } from './release.ts';
-import { startWebTier } from './web.ts';
-import { startWorker } from '../workers/start-worker.ts';
-import { startTracing, tracingConfigured } from './tracing/tracing.ts';
-import { generateApiKey } from './auth/api-key-secret.ts';
-import { TenantExistsError, type Repository, type Role } from './store/repository.ts';
+import { startWebTier } from './web/web-tier.ts';
+import { startWorker } from './worker/start-worker.ts';
+import { startTracing, tracingConfigured } from './infra/tracing/tracing.ts';
+import { generateApiKey } from './domain/access/api-key-secret.ts';
+import { TenantExistsError, type Repository, type Role } from './infra/store/repository.ts';
 
 // Development mode: web and worker in one process, the simulator catalog, local
 // Redis and PostgreSQL, and a fresh development key printed at start.

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
-import { loadCatalogFile } from './catalog/load-catalog.ts';
-import { createStore } from './store/create-store.ts';
+import { loadCatalogFile } from './domain/catalog/load-catalog.ts';
+import { createStore } from './infra/store/create-store.ts';
 
 /** The release phase: validate the catalog, then create tables/collections and indexes. */
 export async function runRelease(config: Config, log: Logger): Promise<void> {

@@ -1,8 +1,8 @@
 /** The CLI's budget, credit, plan and PII policy commands (REDIS_URL is required: they take effect through Redis). */
-import { createBudgetPolicy, deleteBudgetPolicy, setTenantPlan, topUpCredits } from '../budget/budget-admin.ts';
-import { setPiiPolicy } from '../pii/pii-policy-admin.ts';
-import { PII_CATEGORIES, type PiiCategory } from '../pii/types.ts';
-import type { BudgetWindow } from '../store/repository.ts';
+import { createBudgetPolicy, deleteBudgetPolicy, setTenantPlan, topUpCredits } from '../domain/budget/budget-admin.ts';
+import { setPiiPolicy } from '../domain/pii/pii-policy-admin.ts';
+import { PII_CATEGORIES, type PiiCategory } from '../domain/pii/types.ts';
+import type { BudgetWindow } from '../infra/store/repository.ts';
 import type { CliContext } from './cli-context.ts';
 import { UsageError, type CliOutput } from './commands.ts';
 

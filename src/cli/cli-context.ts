@@ -1,16 +1,16 @@
 /** What CLI commands work with: the store, and prompt administration wired for a process without a web tier. */
-import { connectRedis, type RedisClient, type RedisTarget } from '../redis/connections.ts';
+import { connectRedis, type RedisClient, type RedisTarget } from '../infra/redis/connections.ts';
 import type { CliConfig } from '../config.ts';
-import type { Repository } from '../store/repository.ts';
-import type { PromptAdminDeps } from '../prompts/prompt-admin.ts';
-import type { AuditSink } from '../audit/audit-event.ts';
-import { loadCatalogFile } from '../catalog/load-catalog.ts';
-import { createRedisKeys } from '../redis/keys.ts';
-import { cacheKey } from '../prompts/prompt-cache.ts';
-import type { BudgetAdminDeps } from '../budget/budget-admin.ts';
-import { BudgetLedger } from '../budget/budget-ledger.ts';
-import { storeSpendSource } from '../budget/store-spend-source.ts';
-import { defineScripts } from '../redis/scripts.ts';
+import type { Repository } from '../infra/store/repository.ts';
+import type { PromptAdminDeps } from '../domain/prompts/prompt-admin.ts';
+import type { AuditSink } from '../domain/audit/audit-event.ts';
+import { loadCatalogFile } from '../domain/catalog/load-catalog.ts';
+import { createRedisKeys } from '../infra/redis/keys.ts';
+import { cacheKey } from '../domain/prompts/prompt-cache.ts';
+import type { BudgetAdminDeps } from '../domain/budget/budget-admin.ts';
+import { BudgetLedger } from '../domain/budget/budget-ledger.ts';
+import { storeSpendSource } from '../domain/budget/store-spend-source.ts';
+import { defineScripts } from '../infra/redis/scripts.ts';
 
 /** The store, and prompt administration built on first use. */
 export interface CliContext {

@@ -1,9 +1,9 @@
 /** The `gateway` CLI's commands, each a small function over a Repository and two output lines sinks. */
-import { generateApiKey } from '../auth/api-key-secret.ts';
-import { ROLES, TenantNotFoundError, type ApiKeyRecord, type Repository, type Role } from '../store/repository.ts';
-import { auditEvent } from '../audit/audit-event.ts';
+import { generateApiKey } from '../domain/access/api-key-secret.ts';
+import { ROLES, TenantNotFoundError, type ApiKeyRecord, type Repository, type Role } from '../infra/store/repository.ts';
+import { auditEvent } from '../domain/audit/audit-event.ts';
 import type { CliContext } from './cli-context.ts';
-import { TENANT_ID_PATTERN } from '../tenants/tenant-id.ts';
+import { TENANT_ID_PATTERN } from '../domain/tenants/tenant-id.ts';
 
 /** Bad usage: the CLI prints the message and the usage text, and exits 2. */
 export class UsageError extends Error {

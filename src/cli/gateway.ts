@@ -1,11 +1,11 @@
 /** The `gateway` CLI entry: parses argv, opens the store, runs one command, sets the exit code. */
 import { parseArgs } from 'node:util';
 import { loadCliConfig } from '../config.ts';
-import { createStore } from '../store/create-store.ts';
+import { createStore } from '../infra/store/create-store.ts';
 import { createCliContext, type CliContext } from './cli-context.ts';
 import { activatePromptCommand, createPromptCommand, listPromptVersionsCommand, verifyAuditCommand } from './prompt-commands.ts';
-import { MAX_MICROS } from '../budget/budget-admin.ts';
-import { MAX_STORED_INTEGER } from '../store/limits.ts';
+import { MAX_MICROS } from '../domain/budget/budget-admin.ts';
+import { MAX_STORED_INTEGER } from '../infra/store/limits.ts';
 import { createBudgetCommand, deleteBudgetCommand, listBudgetsCommand, parseCount, parsePiiPolicy, parseWindow, setPiiCommand, setPlanCommand, topUpCommand } from './budget-commands.ts';
 import {
   UsageError,

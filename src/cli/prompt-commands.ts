@@ -1,7 +1,7 @@
 /** The CLI's prompt and audit commands. */
 import { readFile } from 'node:fs/promises';
 import { Value } from '@sinclair/typebox/value';
-import { activatePromptVersion, createPromptVersion, PromptVersionInputSchema, type PromptVersionInput } from '../prompts/prompt-admin.ts';
+import { activatePromptVersion, createPromptVersion, PromptVersionInputSchema, type PromptVersionInput } from '../domain/prompts/prompt-admin.ts';
 import { UnknownPromptError } from '../errors/gateway-error.ts';
 import type { CliContext } from './cli-context.ts';
 import type { CliOutput } from './commands.ts';

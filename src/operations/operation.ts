@@ -1,17 +1,17 @@
 /**
  * The operation seam, web half: what a route asks of the gateway (a chat completion, embeddings,
- * an Anthropic message, a response). One admission chain (src/admission/handle-request.ts) serves
+ * an Anthropic message, a response). One admission chain (src/web/admission/handle-request.ts) serves
  * every operation; each supplies what differs: how its body resolves to models and tokens, which of
  * its texts the PII policy reads, what its job carries and how its stream is framed.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { CatalogEntry } from '../catalog/load-catalog.ts';
-import type { CatalogFile } from '../catalog/schema.ts';
-import type { PromptCache } from '../prompts/prompt-cache.ts';
-import type { JobPayload, OperationName } from '../queue/completion-job.ts';
-import type { SseFraming } from '../relay/sse-framing.ts';
+import type { CatalogEntry } from '../domain/catalog/load-catalog.ts';
+import type { CatalogFile } from '../domain/catalog/schema.ts';
+import type { PromptCache } from '../domain/prompts/prompt-cache.ts';
+import type { JobPayload, OperationName } from '../infra/queue/completion-job.ts';
+import type { SseFraming } from './sse-framing.ts';
 
-export type { OperationName } from '../queue/completion-job.ts';
+export type { OperationName } from '../infra/queue/completion-job.ts';
 
 /** What resolving a request may read besides its body. */
 export interface PlanContext {

@@ -1,12 +1,12 @@
 /**
  * The operation seam, worker half: how a job of each operation runs. The processor
- * (workers/completion-processor.ts) does what every operation shares (re-runs, cancellation, the
+ * (src/worker/job-processor.ts) does what every operation shares (re-runs, cancellation, the
  * usage record, settlement, the last event); a runner calls the providers and emits the events in
  * its client's dialect.
  */
 import type { ProviderRegistry } from '../providers/registry.ts';
 import type { ProviderTarget } from '../providers/types.ts';
-import type { CompletionJob } from '../queue/completion-job.ts';
+import type { CompletionJob } from '../infra/queue/completion-job.ts';
 import type { Usage } from '../wire/openai-chat.ts';
 import type { ResolvedUsage } from './usage.ts';
 

@@ -1,5 +1,5 @@
 /** Every operation's worker half, by name: the job's `operation` picks one. */
-import type { JobOf, OperationName } from '../queue/completion-job.ts';
+import type { JobOf, OperationName } from '../infra/queue/completion-job.ts';
 import type { OperationRunner } from './runner.ts';
 import { chatRunner } from './chat/run.ts';
 import { embeddingsRunner } from './embeddings/run.ts';

@@ -17,7 +17,7 @@ export interface ProviderCapabilities {
 export interface ProviderDescriptor<Name extends string = string, Options extends TProperties = TProperties> {
   /** The catalog's `provider` value. */
   readonly name: Name;
-  /** Catalog fields of this provider's models, besides the ones every model has (src/catalog/schema.ts). */
+  /** Catalog fields of this provider's models, besides the ones every model has (src/domain/catalog/schema.ts). */
   readonly options: Options;
   readonly capabilities: ProviderCapabilities;
   /**

@@ -1,5 +1,5 @@
 /** Provider kind → adapter, built once per worker process at startup on one shared connection pool. */
-import type { ModelOf } from '../catalog/schema.ts';
+import type { ModelOf } from '../domain/catalog/schema.ts';
 import type { ChatCompletion, ChatCompletionChunk } from '../wire/openai-chat.ts';
 import type { ProviderName } from './descriptors.ts';
 import type { EmbedRequest, NativeMessagesAdapter, ProviderAdapter, ProviderRequest } from './types.ts';

@@ -1,5 +1,5 @@
 /** The provider seam: what the worker hands an adapter, and what an adapter gives back (OpenAI's chat format). */
-import type { CatalogModel } from '../catalog/schema.ts';
+import type { CatalogModel } from '../domain/catalog/schema.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../wire/openai-chat.ts';
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../wire/openai-embeddings.ts';
 import type { MessagesRequest } from '../wire/anthropic-messages.ts';

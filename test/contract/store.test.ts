@@ -1,8 +1,8 @@
 import mongoose from 'mongoose';
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe } from 'vitest';
-import { createStore } from '../../src/store/create-store.ts';
-import type { Repository } from '../../src/store/repository.ts';
+import { createStore } from '../../src/infra/store/create-store.ts';
+import type { Repository } from '../../src/infra/store/repository.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
 import { auditCases } from './store-cases/audit.ts';
 import { budgetCases } from './store-cases/budgets.ts';

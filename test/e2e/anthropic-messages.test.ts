@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import Anthropic, { type APIError } from '@anthropic-ai/sdk';
 import type { MessageCreateParamsNonStreaming, MessageParam, RawMessageStreamEvent, Tool } from '@anthropic-ai/sdk/resources/messages';
-import type { WrittenCatalog } from '../../src/catalog/schema.ts';
+import type { WrittenCatalog } from '../../src/domain/catalog/schema.ts';
 import { ANTHROPIC_FIXTURE_MODEL, anthropicError, readAnthropicFixture, startAnthropicUpstream, type FakeAnthropic } from '../helpers/fake-anthropic.ts';
 import { GEMINI_FIXTURE_MODEL, startGeminiUpstream, type FakeGemini } from '../helpers/fake-gemini.ts';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';

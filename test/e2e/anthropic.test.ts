@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI, { type APIError } from 'openai';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
-import type { CatalogFile, ModelOf } from '../../src/catalog/schema.ts';
+import type { CatalogFile, ModelOf } from '../../src/domain/catalog/schema.ts';
 import { ANTHROPIC_FIXTURE_MODEL, ANTHROPIC_FIXTURES_DIR, anthropicError, readAnthropicFixture, startAnthropicUpstream, type FakeAnthropic } from '../helpers/fake-anthropic.ts';
 import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { apiFailure as failure, drain, fixtureNames, requestIdOf, usageRecordOf } from '../helpers/sdk-calls.ts';

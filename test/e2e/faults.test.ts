@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI, { APIError } from 'openai';
 import { Queue } from 'bullmq';
-import { COMPLETION_QUEUE } from '../../src/redis/keys.ts';
+import { COMPLETION_QUEUE } from '../../src/infra/redis/keys.ts';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI, { type APIError } from 'openai';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
-import type { CatalogFile, ModelOf } from '../../src/catalog/schema.ts';
+import type { CatalogFile, ModelOf } from '../../src/domain/catalog/schema.ts';
 import { GEMINI_FIXTURE_MODEL, GEMINI_FIXTURES_DIR, geminiErrorBody, startGeminiUpstream, type FakeGemini } from '../helpers/fake-gemini.ts';
 import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { apiFailure as failure, drain, fixtureNames, requestIdOf, usageRecordOf } from '../helpers/sdk-calls.ts';

@@ -13,7 +13,7 @@ import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processe
 import { testCatalog } from '../helpers/test-catalog.ts';
 import { apiFailure, usageRecordOf } from '../helpers/sdk-calls.ts';
 import { call, eventually } from '../helpers/http.ts';
-import type { WrittenCatalog } from '../../src/catalog/schema.ts';
+import type { WrittenCatalog } from '../../src/domain/catalog/schema.ts';
 
 let upstream: FakeUpstream;
 let gemini: FakeGemini;

@@ -12,7 +12,7 @@ import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processe
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';
 import { call } from '../helpers/http.ts';
-import type { Role } from '../../src/store/repository.ts';
+import type { Role } from '../../src/infra/store/repository.ts';
 
 // The document as JSON: its shape is what is under test.
 type Json = any;

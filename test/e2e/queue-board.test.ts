@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
 import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';
-import { COMPLETION_QUEUE } from '../../src/redis/keys.ts';
-import type { Role } from '../../src/store/repository.ts';
+import { COMPLETION_QUEUE } from '../../src/infra/redis/keys.ts';
+import type { Role } from '../../src/infra/store/repository.ts';
 
 const SHARDS = 3;
 const SECRET_PROMPT = 'my card number is 4111 1111 1111 1111';

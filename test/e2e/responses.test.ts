@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI, { APIError } from 'openai';
 import type { Response, ResponseCreateParamsNonStreaming, ResponseFunctionToolCall, ResponseInputItem, ResponseStreamEvent } from 'openai/resources/responses/responses';
-import type { WrittenCatalog } from '../../src/catalog/schema.ts';
+import type { WrittenCatalog } from '../../src/domain/catalog/schema.ts';
 import { ANTHROPIC_FIXTURE_MODEL, startAnthropicUpstream, type FakeAnthropic } from '../helpers/fake-anthropic.ts';
 import { GEMINI_FIXTURE_MODEL, startGeminiUpstream, type FakeGemini } from '../helpers/fake-gemini.ts';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';

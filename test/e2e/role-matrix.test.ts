@@ -2,14 +2,14 @@
  * The role matrix as a table: every role of an ordinary tenant ('acme') and of the operator
  * tenant × every public and internal endpoint → allowed or 403 `permission_denied`, against
  * real web and worker processes. The table is written out here on purpose (not derived from
- * src/auth/roles.ts), so that a change to the matrix has to change this test too.
+ * src/domain/access/roles.ts), so that a change to the matrix has to change this test too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';
 import { call, type JsonResponse } from '../helpers/http.ts';
-import type { Role } from '../../src/store/repository.ts';
+import type { Role } from '../../src/infra/store/repository.ts';
 
 const ROLES = ['admin', 'developer', 'app', 'auditor'] as const satisfies readonly Role[];
 const TENANTS = ['acme', 'operator'] as const;

@@ -1,12 +1,12 @@
 /**
- * Several requests in one queue job (src/queue/job-batcher.ts), end to end: each keeps its own
+ * Several requests in one queue job (src/infra/queue/job-batcher.ts), end to end: each keeps its own
  * answer, cancellation, settlement and usage record. A gather window makes the sharing certain.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { Queue } from 'bullmq';
-import { COMPLETION_QUEUE } from '../../src/redis/keys.ts';
-import type { CompletionBatch } from '../../src/queue/completion-job.ts';
+import { COMPLETION_QUEUE } from '../../src/infra/redis/keys.ts';
+import type { CompletionBatch } from '../../src/infra/queue/completion-job.ts';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { startGateway, type GatewayProcess, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';

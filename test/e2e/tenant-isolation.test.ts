@@ -10,7 +10,7 @@ import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processe
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';
 import { call, eventually, type JsonResponse } from '../helpers/http.ts';
-import type { Role } from '../../src/store/repository.ts';
+import type { Role } from '../../src/infra/store/repository.ts';
 
 const A = 'tenant-a';
 const B = 'tenant-b';

@@ -7,8 +7,8 @@ import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processe
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';
 import { eventually } from '../helpers/http.ts';
-import { encodeOutboxRecord } from '../../src/outbox/outbox.ts';
-import type { UsageRecord } from '../../src/store/repository.ts';
+import { encodeOutboxRecord } from '../../src/infra/outbox/outbox.ts';
+import type { UsageRecord } from '../../src/infra/store/repository.ts';
 
 let upstream: FakeUpstream;
 let gateway: GatewayUnderTest;

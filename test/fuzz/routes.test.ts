@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { startGateway, opsUrl, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';
-import { MAX_JSON_DEPTH } from '../../src/plugins/request-bounds.ts';
+import { MAX_JSON_DEPTH } from '../../src/web/plugins/request-bounds.ts';
 import { MAX_PASSTHROUGH_BYTES } from '../../src/operations/chat/passthrough-size.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261124);

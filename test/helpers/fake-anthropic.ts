@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
-import type { ModelOf } from '../../src/catalog/schema.ts';
+import type { ModelOf } from '../../src/domain/catalog/schema.ts';
 import type { AnthropicErrorBody, AnthropicErrorDetail, AnthropicUsage } from '../../src/providers/anthropic/wire.ts';
 import { runStandalone, sendJson, sendStatus, sseEvent, startFakeServer, writeInPieces, type FakeServer, type RecordedRequest } from './fake-server.ts';
 

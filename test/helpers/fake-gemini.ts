@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import type { ModelOf } from '../../src/catalog/schema.ts';
+import type { ModelOf } from '../../src/domain/catalog/schema.ts';
 import type { GeminiError, GeminiResponse, GeminiUsageMetadata } from '../../src/providers/gemini/wire.ts';
 import { isRecord } from '../../src/providers/shared/json.ts';
 import { runStandalone, sendJson, sendStatus, startFakeServer, writeInPieces, type FakeServer, type RecordedRequest } from './fake-server.ts';

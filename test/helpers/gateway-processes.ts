@@ -11,12 +11,12 @@ import { randomBytes } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
 import { inject } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './postgres.ts';
-import { createPostgresRepository } from '../../src/store/postgres/adapter.ts';
-import { generateApiKey } from '../../src/auth/api-key-secret.ts';
-import type { Repository, Role } from '../../src/store/repository.ts';
-import type { WrittenCatalog } from '../../src/catalog/schema.ts';
+import { createPostgresRepository } from '../../src/infra/store/postgres/adapter.ts';
+import { generateApiKey } from '../../src/domain/access/api-key-secret.ts';
+import type { Repository, Role } from '../../src/infra/store/repository.ts';
+import type { WrittenCatalog } from '../../src/domain/catalog/schema.ts';
 import { freePort } from './free-port.ts';
-import { createRedisKeys, type RedisKeys } from '../../src/redis/keys.ts';
+import { createRedisKeys, type RedisKeys } from '../../src/infra/redis/keys.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 /** Redis of the test machine. */

@@ -1,7 +1,7 @@
 /** Small helpers for tests that call provider adapters directly. */
 import { isUpstreamError, type UpstreamError } from '../../src/providers/shared/upstream-error.ts';
 import type { ChatCompletionChunk } from '../../src/wire/openai-chat.ts';
-import type { CatalogModel } from '../../src/catalog/schema.ts';
+import type { CatalogModel } from '../../src/domain/catalog/schema.ts';
 import type { ProviderTarget } from '../../src/providers/types.ts';
 import type { UpstreamHttp } from '../../src/providers/shared/http.ts';
 import { expect } from 'vitest';
@@ -23,7 +23,7 @@ export async function failure(promise: Promise<unknown>): Promise<UpstreamError>
   return error;
 }
 
-/** The target a worker would build for a catalog entry (as src/catalog/targets.ts does), with the given key. */
+/** The target a worker would build for a catalog entry (as src/domain/catalog/targets.ts does), with the given key. */
 export function targetFor<M extends CatalogModel>(model: M, apiKey: string | null = null, alias = 'test-model'): ProviderTarget<M> {
   return { alias, provider: model.provider, upstreamModel: model.upstream_model, model, apiKey };
 }

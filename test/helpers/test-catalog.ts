@@ -1,5 +1,5 @@
 /** Catalogs for tests: every model served by a loopback fake upstream or the simulator. */
-import type { ModelOf, WrittenCatalog } from '../../src/catalog/schema.ts';
+import type { ModelOf, WrittenCatalog } from '../../src/domain/catalog/schema.ts';
 
 function upstreamModel(baseUrl: string, overrides: Partial<ModelOf<'openai-compatible'>> = {}): ModelOf<'openai-compatible'> {
   return {

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashApiKeySecret } from '../../src/auth/api-key-secret.ts';
+import { hashApiKeySecret } from '../../src/domain/access/api-key-secret.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { deletePrefix } from '../helpers/gateway-processes.ts';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

@@ -1,7 +1,7 @@
 /** POST /v1/chat/completions as an operation: named prompts, the chat body, `data:` framing. */
-import { estimateTokens, promptTokensUpperBound } from '../../catalog/tokens.ts';
+import { estimateTokens, promptTokensUpperBound } from '../../domain/catalog/tokens.ts';
 import type { ChatMessage } from '../../wire/openai-chat.ts';
-import { openAiDataFraming } from '../../relay/sse-framing.ts';
+import { openAiDataFraming } from '../sse-framing.ts';
 import type { TextReplacer, WebOperation } from '../operation.ts';
 import type { ChatCompletionBody, ChatCompletionRequest } from './request-schema.ts';
 import { requestShape } from './request-shape.ts';

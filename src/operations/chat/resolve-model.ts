@@ -6,9 +6,9 @@ import {
   WrongModelModeError,
   type GatewayError,
 } from '../../errors/gateway-error.ts';
-import { candidatesOf, type CatalogEntry } from '../../catalog/load-catalog.ts';
-import type { CatalogFile } from '../../catalog/schema.ts';
-import { countPromptTokens, promptTokensUpperBound } from '../../catalog/tokens.ts';
+import { candidatesOf, type CatalogEntry } from '../../domain/catalog/load-catalog.ts';
+import type { CatalogFile } from '../../domain/catalog/schema.ts';
+import { countPromptTokens, promptTokensUpperBound } from '../../domain/catalog/tokens.ts';
 import type { ChatCompletionRequest } from './request-schema.ts';
 import type { ChatRequest } from '../../wire/openai-chat.ts';
 import { descriptorOf } from '../../providers/descriptors.ts';

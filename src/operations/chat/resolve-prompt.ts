@@ -1,6 +1,6 @@
 import { UnknownPromptError } from '../../errors/gateway-error.ts';
-import type { PromptCache } from '../../prompts/prompt-cache.ts';
-import { renderTemplates } from '../../prompts/template.ts';
+import type { PromptCache } from '../../domain/prompts/prompt-cache.ts';
+import { renderTemplates } from '../../domain/prompts/template.ts';
 import type { ChatCompletionBody, ChatCompletionRequest } from './request-schema.ts';
 import type { RequestShape } from './request-shape.ts';
 

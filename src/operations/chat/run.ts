@@ -1,7 +1,7 @@
 /** How a worker runs a chat completion: the providers' chat calls, the answer as OpenAI chat. */
 import type { ChatCompletionChunk } from '../../wire/openai-chat.ts';
-import type { JobOf } from '../../queue/completion-job.ts';
-import { countPromptTokens } from '../../catalog/tokens.ts';
+import type { JobOf } from '../../infra/queue/completion-job.ts';
+import { countPromptTokens } from '../../domain/catalog/tokens.ts';
 import type { FinalEvent, OperationRunner, RunContext } from '../runner.ts';
 import { producedText } from './produced-text.ts';
 

@@ -1,7 +1,7 @@
 /** POST /v1/embeddings as an operation: one embeddings model, its inputs' texts for the PII policy, one JSON answer. */
-import { estimateTokens } from '../../catalog/tokens.ts';
+import { estimateTokens } from '../../domain/catalog/tokens.ts';
 import { inputItems } from '../../providers/shared/embeddings.ts';
-import { openAiDataFraming } from '../../relay/sse-framing.ts';
+import { openAiDataFraming } from '../sse-framing.ts';
 import type { EmbeddingsBody, EmbeddingsRequest } from '../../wire/openai-embeddings.ts';
 import type { TextReplacer, WebOperation } from '../operation.ts';
 import { resolveEmbeddingsModel } from './resolve-model.ts';

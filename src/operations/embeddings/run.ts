@@ -1,5 +1,5 @@
 /** How a worker runs an embeddings request: one call, the vectors as one `result` event. */
-import type { JobOf } from '../../queue/completion-job.ts';
+import type { JobOf } from '../../infra/queue/completion-job.ts';
 import { inputItems, inputTokens } from '../../providers/shared/embeddings.ts';
 import type { OperationRunner } from '../runner.ts';
 

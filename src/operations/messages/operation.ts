@@ -3,8 +3,8 @@
  * whose provider speaks it gets the request untranslated; the others get it translated to chat
  * (to-chat.ts), so a request that chat cannot express is served by the native candidates alone.
  */
-import type { CatalogEntry } from '../../catalog/load-catalog.ts';
-import { estimateTokens } from '../../catalog/tokens.ts';
+import type { CatalogEntry } from '../../domain/catalog/load-catalog.ts';
+import { estimateTokens } from '../../domain/catalog/tokens.ts';
 import { ContextLengthExceededError, GatewayError, UnsupportedParameterError } from '../../errors/gateway-error.ts';
 import { speaksMessages } from '../../providers/descriptors.ts';
 import type { MessagesRequest } from '../../wire/anthropic-messages.ts';

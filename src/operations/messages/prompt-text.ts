@@ -5,7 +5,7 @@
  * /v1/messages/count_tokens. It needs no translation: a request routed natively may hold blocks
  * chat cannot express.
  */
-import { countTextTokens } from '../../catalog/tokens.ts';
+import { countTextTokens } from '../../domain/catalog/tokens.ts';
 import type { ContentBlockParam, MessagesRequest } from '../../wire/anthropic-messages.ts';
 
 /** What of a request the prompt is made of. */
@@ -54,7 +54,7 @@ export function promptTextBytes(request: PromptParts): number {
   return bytes;
 }
 
-// As for a chat prompt (src/catalog/tokens.ts): a few tokens frame each turn, a few prime the answer.
+// As for a chat prompt (src/domain/catalog/tokens.ts): a few tokens frame each turn, a few prime the answer.
 const TOKENS_PER_TURN = 3;
 const TOKENS_PER_REPLY = 3;
 

@@ -3,7 +3,7 @@
  * Anthropic's API, translated to chat and back on the others. Either way the client gets
  * Anthropic's message or events, with `model` naming the catalog alias that answered.
  */
-import type { JobOf } from '../../queue/completion-job.ts';
+import type { JobOf } from '../../infra/queue/completion-job.ts';
 import type { ProviderTarget } from '../../providers/types.ts';
 import { isRecord } from '../../providers/shared/json.ts';
 import { speaksMessages } from '../../providers/descriptors.ts';

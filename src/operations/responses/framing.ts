@@ -1,6 +1,6 @@
 import { toEnvelope } from '../../errors/to-envelope.ts';
-import { payloadParts } from '../../events/completion-events.ts';
-import { namedEventFraming } from '../../relay/sse-framing.ts';
+import { payloadParts } from '../../infra/events/completion-events.ts';
+import { namedEventFraming } from '../sse-framing.ts';
 
 // Every event the translation writes has its sequence number second, after its type.
 const SEQUENCE_NUMBER = /^\{"type":"[^"]*","sequence_number":(\d+)/;

@@ -2,7 +2,7 @@
  * POST /v1/responses as an operation: OpenAI's Responses API, stateless, translated to chat
  * (to-chat.ts) for whichever provider serves the model; what needs stored state is refused at the door.
  */
-import { estimateTokens, promptTokensUpperBound } from '../../catalog/tokens.ts';
+import { estimateTokens, promptTokensUpperBound } from '../../domain/catalog/tokens.ts';
 import type { ResponsesRequest } from '../../wire/openai-responses.ts';
 import type { WebOperation } from '../operation.ts';
 import { requestedOutput, resolveModel } from '../chat/resolve-model.ts';

@@ -1,5 +1,5 @@
 /** The adapter for Anthropic's Messages API: OpenAI chat in, Anthropic on the wire, OpenAI chat out; or Anthropic's Messages untranslated. */
-import type { ModelOf } from '../../catalog/schema.ts';
+import type { ModelOf } from '../../domain/catalog/schema.ts';
 import type { ProviderAdapter } from '../types.ts';
 import type { UpstreamHttp } from '../shared/http.ts';
 import { readJsonBody, sendUpstream, translateBody } from '../shared/send.ts';

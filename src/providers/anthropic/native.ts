@@ -4,7 +4,7 @@
  * sent, and the answer comes back as Anthropic sent it. Only what the gateway must know is read:
  * errors (in bodies and as `event: error`), and whether the stream ended with message_stop.
  */
-import type { ModelOf } from '../../catalog/schema.ts';
+import type { ModelOf } from '../../domain/catalog/schema.ts';
 import { isRecord } from '../shared/json.ts';
 import type { UpstreamCall } from '../shared/send.ts';
 import { iterSseJson } from '../shared/sse.ts';

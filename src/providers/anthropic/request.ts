@@ -1,5 +1,5 @@
 /** OpenAI chat request → the HTTP call to Anthropic's `POST {base_url}/v1/messages`. */
-import type { ModelOf } from '../../catalog/schema.ts';
+import type { ModelOf } from '../../domain/catalog/schema.ts';
 import { InvalidValueError, UnsupportedParameterError } from '../../errors/gateway-error.ts';
 import type { ChatRequest, Tool, ToolChoice } from '../../wire/openai-chat.ts';
 import type { UpstreamCall } from '../shared/send.ts';

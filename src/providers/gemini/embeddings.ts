@@ -1,5 +1,5 @@
 /** OpenAI embeddings ↔ Gemini's `batchEmbedContents`: one request per input text, one vector per request. */
-import type { ModelOf } from '../../catalog/schema.ts';
+import type { ModelOf } from '../../domain/catalog/schema.ts';
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../../wire/openai-embeddings.ts';
 import { embeddingsResponse } from '../shared/embeddings.ts';
 import { isRecord } from '../shared/json.ts';

@@ -1,5 +1,5 @@
 /** The adapter for Google's Gemini API (generateContent / streamGenerateContent / batchEmbedContents), in OpenAI's formats. */
-import type { ModelOf } from '../../catalog/schema.ts';
+import type { ModelOf } from '../../domain/catalog/schema.ts';
 import type { ProviderAdapter } from '../types.ts';
 import type { UpstreamHttp } from '../shared/http.ts';
 import { readJsonBody, sendUpstream, translateBody } from '../shared/send.ts';

@@ -1,5 +1,5 @@
 /** OpenAI chat request → the Gemini API call: `generateContent` or `streamGenerateContent?alt=sse`. */
-import type { ModelOf } from '../../catalog/schema.ts';
+import type { ModelOf } from '../../domain/catalog/schema.ts';
 import type { ChatRequest, ResponseFormat, Tool, ToolChoice } from '../../wire/openai-chat.ts';
 import type { UpstreamCall } from '../shared/send.ts';
 import type { ProviderTarget } from '../types.ts';

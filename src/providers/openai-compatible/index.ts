@@ -1,5 +1,5 @@
 /** The adapter for OpenAI and every OpenAI-compatible server (Azure OpenAI, vLLM, Ollama, Groq…). */
-import type { ModelOf } from '../../catalog/schema.ts';
+import type { ModelOf } from '../../domain/catalog/schema.ts';
 import type { ProviderAdapter } from '../types.ts';
 import type { UpstreamHttp } from '../shared/http.ts';
 import { readJsonBody, sendUpstream, translateBody } from '../shared/send.ts';

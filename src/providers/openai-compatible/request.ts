@@ -1,5 +1,5 @@
 /** OpenAI chat and embeddings requests → the upstream's HTTP call: OpenAI's own addressing, or Azure OpenAI's. */
-import type { ModelOf } from '../../catalog/schema.ts';
+import type { ModelOf } from '../../domain/catalog/schema.ts';
 import type { ProviderTarget } from '../types.ts';
 import type { UpstreamCall } from '../shared/send.ts';
 import type { ChatRequest } from '../../wire/openai-chat.ts';

@@ -1,5 +1,5 @@
 /** The built-in simulator provider: deterministic answers, configurable latency, token rate and faults. */
-import type { ModelOf } from '../../catalog/schema.ts';
+import type { ModelOf } from '../../domain/catalog/schema.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest, Usage } from '../../wire/openai-chat.ts';
 import type { EmbedRequest, ProviderAdapter, ProviderRequest } from '../types.ts';
 import type { EmbeddingsResponse } from '../../wire/openai-embeddings.ts';
@@ -8,7 +8,7 @@ import { brokenStreamError, hang, pause, rollFault, statusFaultError, type Fault
 import { generatePieces, seedFrom } from './text.ts';
 import { DEFAULT_DIMENSIONS, simulatedVector } from './embeddings.ts';
 import { embeddingsResponse, inputItems, inputTokens } from '../shared/embeddings.ts';
-import { countPromptTokens } from '../../catalog/tokens.ts';
+import { countPromptTokens } from '../../domain/catalog/tokens.ts';
 
 type SimulatorRequest = ProviderRequest<ModelOf<'simulator'>>;
 

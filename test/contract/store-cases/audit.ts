@@ -1,7 +1,7 @@
 /** Contract cases of AuditRepository, tampering included. */
 import { expect, it } from 'vitest';
-import { GENESIS_HASH, auditEventHash } from '../../../src/audit/hash-chain.ts';
-import type { AuditEvent, AuditEventInput } from '../../../src/store/repository.ts';
+import { GENESIS_HASH, auditEventHash } from '../../../src/domain/audit/hash-chain.ts';
+import type { AuditEvent, AuditEventInput } from '../../../src/infra/store/repository.ts';
 import { uid, type StoreContext } from './context.ts';
 
 const T0 = Date.UTC(2025, 4, 1, 12);

@@ -1,6 +1,6 @@
 /** Contract cases of BudgetRepository and UsageRepository.spentMicros. */
 import { expect, it } from 'vitest';
-import type { TenantPlan, UsageRecord } from '../../../src/store/repository.ts';
+import type { TenantPlan, UsageRecord } from '../../../src/infra/store/repository.ts';
 import { uid, type StoreContext } from './context.ts';
 
 const HOUR_START = Date.UTC(2025, 4, 1, 12);

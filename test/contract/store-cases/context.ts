@@ -1,6 +1,6 @@
 /** What every group of contract cases receives: the adapter under test and a way around it. */
 import { randomBytes } from 'node:crypto';
-import type { Repository } from '../../../src/store/repository.ts';
+import type { Repository } from '../../../src/infra/store/repository.ts';
 
 /** Direct writes to the stored audit log, bypassing the repository, as an attacker with database access would. */
 export interface AuditTamper {

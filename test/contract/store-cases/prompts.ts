@@ -1,6 +1,6 @@
 /** Contract cases of PromptRepository. */
 import { expect, it } from 'vitest';
-import { PromptNotFoundError, type PromptVersion } from '../../../src/store/repository.ts';
+import { PromptNotFoundError, type PromptVersion } from '../../../src/infra/store/repository.ts';
 import { uid, type StoreContext } from './context.ts';
 
 /** Registers the prompt cases against `store`. */

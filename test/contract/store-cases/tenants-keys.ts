@@ -1,7 +1,7 @@
 /** Contract cases of TenantRepository, ApiKeyRepository and the repository's own lifecycle. */
 import { expect, it } from 'vitest';
-import { generateApiKey } from '../../../src/auth/api-key-secret.ts';
-import { TenantExistsError, TenantNotFoundError, type Repository, type Role } from '../../../src/store/repository.ts';
+import { generateApiKey } from '../../../src/domain/access/api-key-secret.ts';
+import { TenantExistsError, TenantNotFoundError, type Repository, type Role } from '../../../src/infra/store/repository.ts';
 import { uid, type StoreContext } from './context.ts';
 
 /** Registers the tenant, key and lifecycle cases against `store` of the given `kind`. */

@@ -1,6 +1,6 @@
 /** Contract cases of UsageRepository. */
 import { expect, it } from 'vitest';
-import type { UsageCursor, UsageFilter, UsageRecord } from '../../../src/store/repository.ts';
+import type { UsageCursor, UsageFilter, UsageRecord } from '../../../src/infra/store/repository.ts';
 import { uid, type StoreContext } from './context.ts';
 
 const DAY_MS = 86_400_000;

@@ -1,9 +1,9 @@
 /** API key authentication against a real PostgreSQL store, with an injected clock for the cache. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiKeyAuthenticator } from '../../../src/auth/api-key-authenticator.ts';
-import { generateApiKey } from '../../../src/auth/api-key-secret.ts';
-import { createPostgresRepository } from '../../../src/store/postgres/adapter.ts';
-import type { Repository, Role } from '../../../src/store/repository.ts';
+import { ApiKeyAuthenticator } from '../../../src/web/auth/api-key-authenticator.ts';
+import { generateApiKey } from '../../../src/domain/access/api-key-secret.ts';
+import { createPostgresRepository } from '../../../src/infra/store/postgres/adapter.ts';
+import type { Repository, Role } from '../../../src/infra/store/repository.ts';
 import {
   GatewayError,
   InvalidApiKeyError,

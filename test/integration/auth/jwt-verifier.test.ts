@@ -1,7 +1,7 @@
 /** JWT verification against a real loopback JWKS server (keys made with jose), with a controllable clock. */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { JWTPayload } from 'jose';
-import { createJwtVerifier, looksLikeJwt, type JwtVerifier } from '../../../src/auth/jwt/jwt-verifier.ts';
+import { createJwtVerifier, looksLikeJwt, type JwtVerifier } from '../../../src/web/auth/jwt/jwt-verifier.ts';
 import { ConfigError, loadConfig, type Env } from '../../../src/config.ts';
 import { InvalidTokenError, JwksUnavailableError, type InvalidTokenReason } from '../../../src/errors/gateway-error.ts';
 import { startJwksServer, type JwksServer, type SigningAlg } from '../../helpers/jwks-server.ts';

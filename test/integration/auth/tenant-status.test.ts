@@ -1,11 +1,11 @@
 /** Disabled tenants at authentication: the tenant status cache and the Authenticator over a real PostgreSQL store. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiKeyAuthenticator } from '../../../src/auth/api-key-authenticator.ts';
-import { generateApiKey } from '../../../src/auth/api-key-secret.ts';
-import { Authenticator, type TokenVerifier } from '../../../src/auth/authenticator.ts';
-import { TenantStatusCache } from '../../../src/auth/tenant-status.ts';
-import { createPostgresRepository } from '../../../src/store/postgres/adapter.ts';
-import type { Repository, TenantRepository } from '../../../src/store/repository.ts';
+import { ApiKeyAuthenticator } from '../../../src/web/auth/api-key-authenticator.ts';
+import { generateApiKey } from '../../../src/domain/access/api-key-secret.ts';
+import { Authenticator, type TokenVerifier } from '../../../src/web/auth/authenticator.ts';
+import { TenantStatusCache } from '../../../src/web/auth/tenant-status.ts';
+import { createPostgresRepository } from '../../../src/infra/store/postgres/adapter.ts';
+import type { Repository, TenantRepository } from '../../../src/infra/store/repository.ts';
 import { GatewayError, InvalidApiKeyError, InvalidTokenError, ServiceUnavailableError } from '../../../src/errors/gateway-error.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.ts';
 

@@ -2,11 +2,11 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { BudgetLedger, type ReserveOutcome, type SpendSource } from '../../../src/budget/budget-ledger.ts';
-import { windowStart } from '../../../src/budget/windows.ts';
-import { createRedisKeys } from '../../../src/redis/keys.ts';
-import { defineScripts, type ScriptedRedis } from '../../../src/redis/scripts.ts';
-import type { BudgetPolicy, BudgetWindow } from '../../../src/store/repository.ts';
+import { BudgetLedger, type ReserveOutcome, type SpendSource } from '../../../src/domain/budget/budget-ledger.ts';
+import { windowStart } from '../../../src/domain/budget/windows.ts';
+import { createRedisKeys } from '../../../src/infra/redis/keys.ts';
+import { defineScripts, type ScriptedRedis } from '../../../src/infra/redis/scripts.ts';
+import type { BudgetPolicy, BudgetWindow } from '../../../src/infra/store/repository.ts';
 import { deletePrefix, TEST_REDIS_URL } from '../../helpers/gateway-processes.ts';
 
 const prefix = `tbl${randomBytes(4).toString('hex')}`;

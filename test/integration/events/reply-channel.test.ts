@@ -4,9 +4,9 @@ import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { ReplyChannel } from '../../../src/events/reply-channel.ts';
-import { createRedisKeys } from '../../../src/redis/keys.ts';
-import { encodeEventLine, encodeReplyMessage, type CompletionEvent, type CompletionEventType } from '../../../src/events/completion-events.ts';
+import { ReplyChannel } from '../../../src/infra/events/reply-channel.ts';
+import { createRedisKeys } from '../../../src/infra/redis/keys.ts';
+import { encodeEventLine, encodeReplyMessage, type CompletionEvent, type CompletionEventType } from '../../../src/infra/events/completion-events.ts';
 import { deletePrefix, TEST_REDIS_URL } from '../../helpers/gateway-processes.ts';
 
 const SILENCE_MS = 200;
@@ -63,7 +63,7 @@ function line(type: CompletionEventType, n: number): string {
   return encodeEventLine(type, JSON.stringify({ n, text: `piece number ${n}` }));
 }
 
-/** What a worker does with one batch of events (src/events/event-publisher.ts): an XADD each, then one SPUBLISH. */
+/** What a worker does with one batch of events (src/infra/events/event-publisher.ts): an XADD each, then one SPUBLISH. */
 async function publish(channel: ReplyChannel, requestId: string, events: Array<[seq: number, type: CompletionEventType]>): Promise<void> {
   const lines = events.map(([seq, type]) => ({ seq, line: line(type, seq) }));
   for (const event of lines) await worker.xadd(keys.events(TENANT, requestId), `0-${event.seq}`, 'e', event.line);

@@ -2,9 +2,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { defineScripts, type ScriptedRedis } from '../../../src/redis/scripts.ts';
-import { createRedisKeys } from '../../../src/redis/keys.ts';
-import { completeClaim, IdempotencyStore, releaseClaim, requestFingerprint } from '../../../src/idempotency/idempotency-store.ts';
+import { defineScripts, type ScriptedRedis } from '../../../src/infra/redis/scripts.ts';
+import { createRedisKeys } from '../../../src/infra/redis/keys.ts';
+import { completeClaim, IdempotencyStore, releaseClaim, requestFingerprint } from '../../../src/domain/idempotency/idempotency-store.ts';
 import { deletePrefix, TEST_REDIS_URL } from '../../helpers/gateway-processes.ts';
 
 const TTL_MS = 24 * 60 * 60 * 1000;

@@ -1,6 +1,6 @@
 /** Anthropic's Messages API untranslated (clients of the gateway's /v1/messages), against a loopback upstream. */
 import { describe, it, expect, beforeAll, beforeEach, afterAll } from 'vitest';
-import type { ModelOf } from '../../../src/catalog/schema.ts';
+import type { ModelOf } from '../../../src/domain/catalog/schema.ts';
 import { createAnthropicAdapter } from '../../../src/providers/anthropic/index.ts';
 import { createUpstreamHttp, type UpstreamHttp } from '../../../src/providers/shared/http.ts';
 import type { MessagesBody, NativeEvent, NativeMessagesAdapter, NativeMessagesRequest } from '../../../src/providers/types.ts';

@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, beforeEach, afterAll } from 'vitest';
-import type { ModelOf } from '../../../src/catalog/schema.ts';
+import type { ModelOf } from '../../../src/domain/catalog/schema.ts';
 import { createAnthropicAdapter } from '../../../src/providers/anthropic/index.ts';
 import { createUpstreamHttp } from '../../../src/providers/shared/http.ts';
 import { RESPONSE_BODY_LIMIT_BYTES } from '../../../src/providers/shared/send.ts';

@@ -1,6 +1,6 @@
 /** The embeddings of each provider that has them, against loopback upstreams speaking their real formats. */
 import { describe, it, expect, beforeAll, beforeEach, afterAll } from 'vitest';
-import type { CatalogModel, ModelOf } from '../../../src/catalog/schema.ts';
+import type { CatalogModel, ModelOf } from '../../../src/domain/catalog/schema.ts';
 import { createOpenAiCompatibleAdapter } from '../../../src/providers/openai-compatible/index.ts';
 import { createGeminiAdapter } from '../../../src/providers/gemini/index.ts';
 import { createSimulatorAdapter } from '../../../src/providers/simulator/index.ts';

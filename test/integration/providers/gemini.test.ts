@@ -2,7 +2,7 @@ import { describe, it, expect, beforeAll, beforeEach, afterAll } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ModelOf } from '../../../src/catalog/schema.ts';
+import type { ModelOf } from '../../../src/domain/catalog/schema.ts';
 import { GatewayError } from '../../../src/errors/gateway-error.ts';
 import { createGeminiAdapter } from '../../../src/providers/gemini/index.ts';
 import { RESPONSE_BODY_LIMIT_BYTES } from '../../../src/providers/shared/send.ts';

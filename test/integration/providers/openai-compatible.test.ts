@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, beforeEach, afterAll } from 'vitest';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ModelOf } from '../../../src/catalog/schema.ts';
+import type { ModelOf } from '../../../src/domain/catalog/schema.ts';
 import { createOpenAiCompatibleAdapter } from '../../../src/providers/openai-compatible/index.ts';
 import { createUpstreamHttp } from '../../../src/providers/shared/http.ts';
 import type { ProviderRequest } from '../../../src/providers/types.ts';

@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { JobBatcher, jobPriority, type BatchingPolicy } from '../../../src/queue/job-batcher.ts';
-import { createRedisKeys, COMPLETION_QUEUE } from '../../../src/redis/keys.ts';
-import type { CompletionBatch, CompletionJob } from '../../../src/queue/completion-job.ts';
+import { JobBatcher, jobPriority, type BatchingPolicy } from '../../../src/infra/queue/job-batcher.ts';
+import { createRedisKeys, COMPLETION_QUEUE } from '../../../src/infra/redis/keys.ts';
+import type { CompletionBatch, CompletionJob } from '../../../src/infra/queue/completion-job.ts';
 import { deletePrefix, TEST_REDIS_URL } from '../../helpers/gateway-processes.ts';
 
 const prefix = `tjb${randomBytes(4).toString('hex')}`;

@@ -2,9 +2,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { defineScripts, type ScriptedRedis } from '../../../src/redis/scripts.ts';
-import { createRedisKeys } from '../../../src/redis/keys.ts';
-import { RateLimiter, rateLimitHeaders, formatDuration, type RateCheck, type RateLimits } from '../../../src/rate-limit/rate-limiter.ts';
+import { defineScripts, type ScriptedRedis } from '../../../src/infra/redis/scripts.ts';
+import { createRedisKeys } from '../../../src/infra/redis/keys.ts';
+import { RateLimiter, rateLimitHeaders, formatDuration, type RateCheck, type RateLimits } from '../../../src/domain/rate-limit/rate-limiter.ts';
 import { deletePrefix, TEST_REDIS_URL } from '../../helpers/gateway-processes.ts';
 
 const prefix = `trl${randomBytes(4).toString('hex')}`;

@@ -2,11 +2,11 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { BudgetLedger } from '../../../src/budget/budget-ledger.ts';
-import { createRedisKeys } from '../../../src/redis/keys.ts';
-import { defineScripts, finishRequest, type EventLine, type InlineEnding } from '../../../src/redis/scripts.ts';
+import { BudgetLedger } from '../../../src/domain/budget/budget-ledger.ts';
+import { createRedisKeys } from '../../../src/infra/redis/keys.ts';
+import { defineScripts, finishRequest, type EventLine, type InlineEnding } from '../../../src/infra/redis/scripts.ts';
 import { once } from 'node:events';
-import type { BudgetPolicy } from '../../../src/store/repository.ts';
+import type { BudgetPolicy } from '../../../src/infra/store/repository.ts';
 import { deletePrefix, TEST_REDIS_URL } from '../../helpers/gateway-processes.ts';
 
 const prefix = `tfr${randomBytes(4).toString('hex')}`;

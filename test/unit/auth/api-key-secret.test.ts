@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { generateApiKey, hashApiKeySecret } from '../../../src/auth/api-key-secret.ts';
+import { generateApiKey, hashApiKeySecret } from '../../../src/domain/access/api-key-secret.ts';
 
 describe('generateApiKey', () => {
   it('makes a key_ id, a gwk_ secret of 32 random bytes, and the SHA-256 of the whole secret', () => {

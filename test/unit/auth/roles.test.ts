@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { authorize, PERMISSIONS, targetTenant, type Operation, type Principal } from '../../../src/auth/roles.ts';
+import { authorize, PERMISSIONS, targetTenant, type Operation, type Principal } from '../../../src/domain/access/roles.ts';
 import { PermissionDeniedError } from '../../../src/errors/gateway-error.ts';
-import { ROLES, type Role } from '../../../src/store/repository.ts';
+import { ROLES, type Role } from '../../../src/infra/store/repository.ts';
 
 /** The role matrix of DESIGN.md, written out: what each role may do. */
 const INFERENCE: Operation[] = ['chat.create', 'embeddings.create', 'messages.create', 'responses.create', 'models.read'];

@@ -1,6 +1,6 @@
 /** UTC calendar windows of budget policies. */
 import { describe, expect, it } from 'vitest';
-import { windowEnd, windowStart } from '../../../src/budget/windows.ts';
+import { windowEnd, windowStart } from '../../../src/domain/budget/windows.ts';
 
 const at = (iso: string) => new Date(iso);
 

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CatalogError, candidatesOf, loadCatalogFile } from '../../../src/catalog/load-catalog.ts';
-import type { CatalogFile, CatalogModel } from '../../../src/catalog/schema.ts';
+import { CatalogError, candidatesOf, loadCatalogFile } from '../../../src/domain/catalog/load-catalog.ts';
+import type { CatalogFile, CatalogModel } from '../../../src/domain/catalog/schema.ts';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 let dir: string;

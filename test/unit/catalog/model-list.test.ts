@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { listModels } from '../../../src/catalog/model-list.ts';
-import type { CatalogFile, CatalogModel } from '../../../src/catalog/schema.ts';
+import { listModels } from '../../../src/domain/catalog/model-list.ts';
+import type { CatalogFile, CatalogModel } from '../../../src/domain/catalog/schema.ts';
 
 function model(overrides: Partial<CatalogModel>): CatalogModel {
   return { provider: 'simulator', upstream_model: 'secret-upstream-name', context_window: 1000, max_output_tokens: 100, input_price_per_mtok: 1, output_price_per_mtok: 2, ...overrides } as CatalogModel;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { costMicros } from '../../../src/catalog/pricing.ts';
+import { costMicros } from '../../../src/domain/catalog/pricing.ts';
 
 const plain = { input_price_per_mtok: 3, output_price_per_mtok: 15 };
 const withCachePrices = { ...plain, cache_read_price_per_mtok: 0.3, cache_write_price_per_mtok: 3.75 };

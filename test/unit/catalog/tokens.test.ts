@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { contentText, countPromptTokens, countTextTokens, promptTokensUpperBound, type CountableMessage } from '../../../src/catalog/tokens.ts';
+import { contentText, countPromptTokens, countTextTokens, promptTokensUpperBound, type CountableMessage } from '../../../src/domain/catalog/tokens.ts';
 import { mulberry32 } from '../../../src/providers/simulator/prng.ts';
 
 // A seeded PRNG, so a failing case can be reproduced.

@@ -1,6 +1,6 @@
 /** The worker's registry of cancelled requests: one request of a job stops, the job's others do not. */
 import { describe, expect, it } from 'vitest';
-import { Cancellations } from '../../../src/events/cancellations.ts';
+import { Cancellations } from '../../../src/infra/events/cancellations.ts';
 
 describe('Cancellations', () => {
   it('aborts a running request and no other request of its job', () => {

@@ -7,7 +7,7 @@ import {
   parseReplyMessage,
   payloadToError,
   type CompletionEvent,
-} from '../../../src/events/completion-events.ts';
+} from '../../../src/infra/events/completion-events.ts';
 import {
   ContextLengthExceededError,
   GatewayError,

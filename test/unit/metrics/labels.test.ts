@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { tenantLabeler } from '../../../src/metrics/tenant-label.ts';
-import { boundedLabel } from '../../../src/metrics/bounded-label.ts';
+import { tenantLabeler } from '../../../src/infra/metrics/tenant-label.ts';
+import { boundedLabel } from '../../../src/infra/metrics/bounded-label.ts';
 
 describe('tenantLabeler', () => {
   it('names only the listed tenants', () => {

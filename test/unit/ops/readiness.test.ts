@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkReadiness, type Dependency } from '../../../src/ops/readiness.ts';
+import { checkReadiness, type Dependency } from '../../../src/infra/health/readiness.ts';
 import { ServiceUnavailableError } from '../../../src/errors/gateway-error.ts';
 
 const up = (name: string, found: Record<string, unknown> = {}): Dependency => ({ name, required: true, probe: async () => found });

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { PII_CATEGORIES, scanText, type PiiCategory } from '../../../src/pii/scanner.ts';
+import { PII_CATEGORIES, scanText, type PiiCategory } from '../../../src/domain/pii/scanner.ts';
 
 interface Expected {
   category: PiiCategory;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PiiMasker, resolveOverlaps, scanText, type PiiFinding } from '../../../src/pii/scanner.ts';
+import { PiiMasker, resolveOverlaps, scanText, type PiiFinding } from '../../../src/domain/pii/scanner.ts';
 
 describe('PiiMasker', () => {
   it('gives the same value the same placeholder, within one text and across texts of one context', () => {

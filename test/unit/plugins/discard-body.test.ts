@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Readable } from 'node:stream';
-import { discardBody } from '../../../src/plugins/discard-body.ts';
+import { discardBody } from '../../../src/web/plugins/discard-body.ts';
 
 /** A body that never ends: `count()` says how many bytes were read from it. */
 function endless(chunkBytes: number) {

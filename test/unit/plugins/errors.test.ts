@@ -1,7 +1,7 @@
 /** The web tier's one error mapping, on a tiny real Fastify app driven with `inject`. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { errorsPlugin, rejectOtherMethods } from '../../../src/plugins/errors.ts';
+import { errorsPlugin, rejectOtherMethods } from '../../../src/web/plugins/errors.ts';
 import { QueueTimeoutError } from '../../../src/errors/gateway-error.ts';
 
 const BODY_LIMIT = 1024;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderTemplates, templateVariables } from '../../../src/prompts/template.ts';
+import { renderTemplates, templateVariables } from '../../../src/domain/prompts/template.ts';
 import { gatewayError as failure } from '../../helpers/gateway-errors.ts';
 
 const templates = [

@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { encode } from 'gpt-tokenizer';
-import { countPromptTokens } from '../../../src/catalog/tokens.ts';
-import type { ModelOf } from '../../../src/catalog/schema.ts';
+import { countPromptTokens } from '../../../src/domain/catalog/tokens.ts';
+import type { ModelOf } from '../../../src/domain/catalog/schema.ts';
 import type { SimulatorOptions } from '../../../src/providers/simulator/descriptor.ts';
 import { createSimulatorAdapter } from '../../../src/providers/simulator/index.ts';
 import type { ProviderRequest } from '../../../src/providers/types.ts';

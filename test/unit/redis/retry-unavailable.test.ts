@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isRedisUnavailable } from '../../../src/redis/connections.ts';
-import { retryUnavailable } from '../../../src/redis/retry-unavailable.ts';
+import { isRedisUnavailable } from '../../../src/infra/redis/connections.ts';
+import { retryUnavailable } from '../../../src/infra/redis/retry-unavailable.ts';
 
 const FAST = { totalMs: 200, firstDelayMs: 5, maxDelayMs: 20 };
 

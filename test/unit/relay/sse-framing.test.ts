@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { eventName, namedEventFraming, openAiDataFraming } from '../../../src/relay/sse-framing.ts';
+import { eventName, namedEventFraming, openAiDataFraming } from '../../../src/operations/sse-framing.ts';
 import { anthropicFraming } from '../../../src/operations/messages/framing.ts';
 import { responsesFraming } from '../../../src/operations/responses/framing.ts';
 import { ProviderFailedError } from '../../../src/errors/gateway-error.ts';

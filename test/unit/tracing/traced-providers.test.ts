@@ -2,12 +2,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider, type ReadableSpan } from '@opentelemetry/sdk-trace';
-import { traceProviders } from '../../../src/tracing/traced-providers.ts';
-import { targetAttributes } from '../../../src/tracing/upstream-attributes.ts';
-import { TRACING_OFF, type Tracing } from '../../../src/tracing/tracing.ts';
+import { traceProviders } from '../../../src/infra/tracing/traced-providers.ts';
+import { targetAttributes } from '../../../src/infra/tracing/upstream-attributes.ts';
+import { TRACING_OFF, type Tracing } from '../../../src/infra/tracing/tracing.ts';
 import type { ProviderRegistry } from '../../../src/providers/registry.ts';
 import type { NativeEvent, ProviderTarget } from '../../../src/providers/types.ts';
-import type { CatalogModel } from '../../../src/catalog/schema.ts';
+import type { CatalogModel } from '../../../src/domain/catalog/schema.ts';
 import type { ChatCompletion, ChatCompletionChunk } from '../../../src/wire/openai-chat.ts';
 import { UpstreamError } from '../../../src/providers/shared/upstream-error.ts';
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { loadConfig } from '../../../src/config.ts';
-import { startTracing, tracingConfigured, TRACING_OFF } from '../../../src/tracing/tracing.ts';
+import { startTracing, tracingConfigured, TRACING_OFF } from '../../../src/infra/tracing/tracing.ts';
 
 const REQUIRED = { REDIS_URL: 'redis://127.0.0.1:6379', DATABASE_URL: 'postgres://u@127.0.0.1:5432/gw', CATALOG: 'catalog/dev.yaml' };
 const envOf = (extra: Record<string, string>) => loadConfig({ ...REQUIRED, ...extra }).env;

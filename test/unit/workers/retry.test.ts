@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, nextDelay, sleep, type RetryPolicy } from '../../../workers/retry.ts';
+import { backoffDelay, nextDelay, sleep, type RetryPolicy } from '../../../src/worker/retry.ts';
 
 const policy: RetryPolicy = { maxAttempts: 5, budgetMs: 60_000, baseMs: 1_000, maxDelayMs: 10_000 };
 const noJitter = () => 0;

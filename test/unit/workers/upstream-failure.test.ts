@@ -1,6 +1,6 @@
 /** The client's error for what an upstream call finally threw: the meaning of the provider's failure kept. */
 import { describe, expect, it } from 'vitest';
-import { toClientError } from '../../../workers/upstream-failure.ts';
+import { toClientError } from '../../../src/worker/upstream-failure.ts';
 import { UpstreamError } from '../../../src/providers/shared/upstream-error.ts';
 import { errorFromEvent, readAnthropicError } from '../../../src/providers/anthropic/errors.ts';
 import { errorFromPayload as geminiErrorFromPayload } from '../../../src/providers/gemini/errors.ts';

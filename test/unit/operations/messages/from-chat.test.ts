@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type Anthropic from '@anthropic-ai/sdk';
 import { Value } from '@sinclair/typebox/value';
-import type { ModelOf } from '../../../../src/catalog/schema.ts';
+import type { ModelOf } from '../../../../src/domain/catalog/schema.ts';
 import { parseMessage } from '../../../../src/providers/anthropic/response.ts';
 import { chatToMessage, stopReasonOf, usageOf } from '../../../../src/operations/messages/from-chat.ts';
 import { MessageSchema } from '../../../../src/wire/anthropic-messages.ts';

@@ -2,9 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { messagesOperation } from '../../../../src/operations/messages/operation.ts';
 import { countPromptTokens } from '../../../../src/operations/messages/prompt-text.ts';
-import type { CatalogFile, CatalogModel } from '../../../../src/catalog/schema.ts';
+import type { CatalogFile, CatalogModel } from '../../../../src/domain/catalog/schema.ts';
 import type { PlanContext } from '../../../../src/operations/operation.ts';
-import type { PromptCache } from '../../../../src/prompts/prompt-cache.ts';
+import type { PromptCache } from '../../../../src/domain/prompts/prompt-cache.ts';
 import type { MessagesRequest } from '../../../../src/wire/anthropic-messages.ts';
 
 const prices = { input_price_per_mtok: 1, output_price_per_mtok: 1, max_output_tokens: 1024 };

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type Anthropic from '@anthropic-ai/sdk';
 import { Value } from '@sinclair/typebox/value';
-import { errorsPlugin } from '../../../../src/plugins/errors.ts';
+import { errorsPlugin } from '../../../../src/web/plugins/errors.ts';
 import { CountTokensRequestSchema, MessagesRequestSchema } from '../../../../src/wire/anthropic-messages.ts';
 
 const PDF = 'JVBERi0xLjQK';

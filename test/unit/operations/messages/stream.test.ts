@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type Anthropic from '@anthropic-ai/sdk';
 import { Value } from '@sinclair/typebox/value';
-import type { ModelOf } from '../../../../src/catalog/schema.ts';
+import type { ModelOf } from '../../../../src/domain/catalog/schema.ts';
 import { translateStream } from '../../../../src/providers/anthropic/stream.ts';
 import { isUpstreamError } from '../../../../src/providers/shared/upstream-error.ts';
 import { MessageStreamTranslator, chatToMessage } from '../../../../src/operations/messages/from-chat.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type Anthropic from '@anthropic-ai/sdk';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import type { ModelOf } from '../../../../src/catalog/schema.ts';
+import type { ModelOf } from '../../../../src/domain/catalog/schema.ts';
 import { buildAnthropicBody } from '../../../../src/providers/anthropic/request.ts';
 import { messagesToChat } from '../../../../src/operations/messages/to-chat.ts';
 import { ChatRequestSchema, type ChatMessage } from '../../../../src/wire/openai-chat.ts';

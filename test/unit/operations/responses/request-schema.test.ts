@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { errorsPlugin } from '../../../../src/plugins/errors.ts';
+import { errorsPlugin } from '../../../../src/web/plugins/errors.ts';
 import { ResponsesRequestSchema } from '../../../../src/wire/openai-responses.ts';
 
 const BODY_LIMIT = 1024 * 1024;

@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { readdirSync } from 'node:fs';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import type { ModelOf } from '../../../../src/catalog/schema.ts';
+import type { ModelOf } from '../../../../src/domain/catalog/schema.ts';
 import { ChatCompletionRequestSchema } from '../../../../src/operations/chat/request-schema.ts';
 import { InvalidValueError, UnsupportedParameterError } from '../../../../src/errors/gateway-error.ts';
 import { anthropicDescriptor } from '../../../../src/providers/anthropic/descriptor.ts';

@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { readdirSync } from 'node:fs';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import type { ModelOf } from '../../../../src/catalog/schema.ts';
+import type { ModelOf } from '../../../../src/domain/catalog/schema.ts';
 import { finishReasonOf, parseMessage, usageOf } from '../../../../src/providers/anthropic/response.ts';
 import { isUpstreamError, type UpstreamError } from '../../../../src/providers/shared/upstream-error.ts';
 import { ChatCompletionSchema, type ChatCompletion } from '../../../../src/wire/openai-chat.ts';

@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { readdirSync } from 'node:fs';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import type { ModelOf } from '../../../../src/catalog/schema.ts';
+import type { ModelOf } from '../../../../src/domain/catalog/schema.ts';
 import { translateStream } from '../../../../src/providers/anthropic/stream.ts';
 import { ChatCompletionChunkSchema, type ChatCompletionChunk } from '../../../../src/wire/openai-chat.ts';
 import { ANTHROPIC_FIXTURES_DIR, ANTHROPIC_FIXTURE_MODEL, readAnthropicFixture } from '../../../helpers/fake-anthropic.ts';

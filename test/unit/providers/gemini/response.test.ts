@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
-import type { ModelOf } from '../../../../src/catalog/schema.ts';
+import type { ModelOf } from '../../../../src/domain/catalog/schema.ts';
 import { FINISH_REASONS } from '../../../../src/providers/gemini/output.ts';
 import { parseGeminiCompletion } from '../../../../src/providers/gemini/response.ts';
 import { isUpstreamError, type UpstreamError } from '../../../../src/providers/shared/upstream-error.ts';

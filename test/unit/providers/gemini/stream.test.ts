@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
-import type { ModelOf } from '../../../../src/catalog/schema.ts';
+import type { ModelOf } from '../../../../src/domain/catalog/schema.ts';
 import { translateGeminiStream } from '../../../../src/providers/gemini/stream.ts';
 import type { ChatCompletionChunk } from '../../../../src/wire/openai-chat.ts';
 import { GEMINI_FIXTURES_DIR, GEMINI_FIXTURE_MODEL, geminiSse } from '../../../helpers/fake-gemini.ts';

@@ -1,0 +1,284 @@
+/**
+ * The Redis side of budgets and credits: reserve an estimate against every window
+ * and the credit account in one script, settle the actual cost exactly once, and
+ * rebuild lost counters from the store, so that losing Redis resets nobody's spend.
+ */
+import type { BudgetPolicy } from '../../infra/store/repository.ts';
+import type { RedisKeys } from '../../infra/redis/keys.ts';
+import {
+  admit,
+  budgetPeek,
+  budgetSeed,
+  budgetSettle,
+  creditTopUp,
+  type AdmitInput,
+  type AdmitReply,
+  type BudgetCounterKeys,
+  type BudgetCounterValues,
+  type BudgetReserveReply,
+  type ScriptedRedis,
+  type Settlement,
+} from '../../infra/redis/scripts.ts';
+import { windowEnd, windowStart } from './windows.ts';
+
+const DAY_MS = 86_400_000;
+// A window's counters outlive it by a day, for requests settled after it ended.
+const KEEP_AFTER_END_MS = DAY_MS;
+// BullMQ may run a job again after a crash; a day covers any retry of it.
+const SETTLED_MARKER_TTL_MS = DAY_MS;
+const EPOCH = new Date(0);
+
+/** What the durable store knows about a tenant's spend; counters are rebuilt from it. */
+export interface SpendSource {
+  /** Cost of the tenant's usage records in [since, until), of one feature or (null) all. */
+  spentMicros(tenantId: string, feature: string | null, since: Date, until: Date): Promise<number>;
+  /** Sum of the tenant's credit top-ups, or null when it has no credit account. */
+  creditToppedUp(tenantId: string): Promise<number | null>;
+}
+
+/** Result of BudgetLedger.reserve. */
+export type ReserveOutcome =
+  | { ok: true; queued: number; keys: string[] }
+  | { ok: false; reason: 'budget'; policy: BudgetPolicy; resetsAt: Date }
+  | { ok: false; reason: 'credit'; balanceMicros: number }
+  | { ok: false; reason: 'queue_full'; queued: number };
+
+/** One reservation: the estimate, the policies that apply, whether credit is enforced, the queue cap (Infinity: none). */
+export interface ReserveRequest {
+  tenantId: string;
+  requestId: string;
+  estimateMicros: number;
+  policies: BudgetPolicy[];
+  credit: boolean;
+  maxQueued: number;
+}
+
+/** Budgets and credit of a tenant as they stand now. */
+export interface BudgetSnapshot {
+  budgets: Array<{ policy: BudgetPolicy; spentMicros: number; reservedMicros: number; remainingMicros: number; resetsAt: Date }>;
+  credit: { balanceMicros: number; reservedMicros: number } | null;
+}
+
+/** Construction options of BudgetLedger. */
+export interface BudgetLedgerOptions {
+  redis: ScriptedRedis;
+  keys: RedisKeys;
+  spend: SpendSource;
+  /** How long a reservation holds before a later reserve reaps it (a request that never settled). */
+  reservationTtlMs: number;
+  now?: () => Date;
+}
+
+interface WindowCounter extends BudgetCounterKeys {
+  kind: 'window';
+  policy: BudgetPolicy;
+  start: Date;
+  end: Date;
+}
+
+interface CreditCounter extends BudgetCounterKeys {
+  kind: 'credit';
+}
+
+type Counter = WindowCounter | CreditCounter;
+
+/** Reserves, settles and reports budget and credit counters in Redis. */
+export class BudgetLedger {
+  readonly #redis: ScriptedRedis;
+  readonly #keys: RedisKeys;
+  readonly #spend: SpendSource;
+  readonly #reservationTtlMs: number;
+  readonly #now: () => Date;
+  // One rebuild per counter at a time in this process: a flush must not become a query storm.
+  readonly #rebuilding = new Map<string, Promise<void>>();
+
+  constructor(options: BudgetLedgerOptions) {
+    this.#redis = options.redis;
+    this.#keys = options.keys;
+    this.#spend = options.spend;
+    this.#reservationTtlMs = options.reservationTtlMs;
+    this.#now = options.now ?? (() => new Date());
+  }
+
+  /**
+   * Atomically checks every applicable window (spent + reserved + estimate ≤ limit), the credit
+   * account (balance − reserved − estimate ≥ 0; skipped when credit is false) and the tenant's
+   * queue cap (outstanding reservations < maxQueued; Infinity: no cap), and reserves the estimate
+   * in all of them — or nothing. A 'credit' refusal reports the balance not yet reserved.
+   */
+  async reserve(input: ReserveRequest): Promise<ReserveOutcome> {
+    const { outcome } = await this.admit({}, input);
+    if (!outcome) throw new Error('the admission script did not reach the reservation');
+    return outcome;
+  }
+
+  /**
+   * Runs one admission whose budget part is this reservation, with the other parts given (rate
+   * limits, idempotency claim), in one script call. Counters Redis lost are rebuilt from the store
+   * and the call repeated (the script writes nothing when one is missing). `outcome` is null when an
+   * earlier part stopped the admission before the reservation.
+   */
+  async admit(parts: Pick<AdmitInput, 'rate' | 'claim'>, input: ReserveRequest): Promise<{ reply: AdmitReply; outcome: ReserveOutcome | null }> {
+    assertMicros(input.estimateMicros, 'estimateMicros');
+    const now = this.#now();
+    const windows = this.#windowCounters(input.tenantId, input.policies, now);
+    const credit = input.credit ? this.#creditCounter(input.tenantId) : null;
+    const outstanding = this.#keys.outstanding(input.tenantId);
+    const request: AdmitInput = {
+      ...parts,
+      nowMs: now.getTime(),
+      reserve: {
+        outstanding,
+        windows: windows.map((w) => ({ hash: w.hash, expiries: w.expiries, limitMicros: w.policy.limitMicros, keepMs: keepMs(w, now) })),
+        credit,
+        requestId: input.requestId,
+        estimateMicros: input.estimateMicros,
+        expiresAtMs: now.getTime() + this.#reservationTtlMs,
+        maxQueued: Number.isFinite(input.maxQueued) ? input.maxQueued : -1,
+      },
+    };
+    const counters: Counter[] = credit ? [...windows, credit] : windows;
+    let reply = await admit(this.#redis, request);
+    if (reply.reserve?.[0] === 'missing') {
+      await this.#rebuild(input.tenantId, pick(counters, reply.reserve.slice(1) as number[]), now);
+      reply = await admit(this.#redis, request);
+      if (reply.reserve?.[0] === 'missing') throw new Error(`Budget counters of tenant '${input.tenantId}' vanished while being rebuilt`);
+    }
+    const outcome = reply.reserve ? outcomeOf(reply.reserve, windows, settlementKeysOf(outstanding, counters)) : null;
+    return { reply, outcome };
+  }
+
+  /** The keys that a reservation of `input` made now is settled with: what `admit` returns as `keys`. */
+  settlementKeys(input: ReserveRequest): string[] {
+    const windows = this.#windowCounters(input.tenantId, input.policies, this.#now());
+    return settlementKeysOf(this.#keys.outstanding(input.tenantId), input.credit ? [...windows, this.#creditCounter(input.tenantId)] : windows);
+  }
+
+  /**
+   * Releases the reservation and adds the actual cost to every window and the credit account —
+   * exactly once per request, even if called again (returns 'already_settled'). actualMicros 0 =
+   * release (request failed before the provider returned anything).
+   */
+  async settle(tenantId: string, requestId: string, keys: string[], actualMicros: number): Promise<'settled' | 'already_settled'> {
+    return (await budgetSettle(this.#redis, this.settlement(tenantId, requestId, keys, actualMicros))) ? 'settled' : 'already_settled';
+  }
+
+  /** The settlement of a reservation made with `keys`, for a script that settles it with other writes (the worker's last call). */
+  settlement(tenantId: string, requestId: string, keys: readonly string[], actualMicros: number): Settlement {
+    assertMicros(actualMicros, 'actualMicros');
+    if (keys.length % 2 !== 1 || keys[0] !== this.#keys.outstanding(tenantId)) {
+      throw new Error(`Settlement keys of request '${requestId}' are not those of tenant '${tenantId}'`);
+    }
+    const lastIsCredit = keys.length >= 3 && keys[keys.length - 2] === this.#keys.credit(tenantId);
+    return { marker: this.#keys.settled(tenantId, requestId), keys, requestId, actualMicros, markerTtlMs: SETTLED_MARKER_TTL_MS, lastIsCredit };
+  }
+
+  /** The tenant's budgets (of the policies given) and credit account now, expired reservations left out. */
+  async snapshot(tenantId: string, policies: BudgetPolicy[], credit: boolean): Promise<BudgetSnapshot> {
+    const now = this.#now();
+    const windows = this.#windowCounters(tenantId, policies, now);
+    const creditCounter = credit ? this.#creditCounter(tenantId) : null;
+    const counters: Counter[] = creditCounter ? [...windows, creditCounter] : windows;
+    let values = await this.#peek(counters, now);
+    const missing = counters.filter((_, i) => !values[i]?.exists);
+    if (missing.length > 0) {
+      await this.#rebuild(tenantId, missing, now);
+      values = await this.#peek(counters, now);
+      if (values.some((v) => !v.exists)) throw new Error(`Budget counters of tenant '${tenantId}' vanished while being rebuilt`);
+    }
+    const budgets = windows.map((w, i) => {
+      const spentMicros = values[i]?.spent ?? 0;
+      const reservedMicros = values[i]?.reserved ?? 0;
+      const remainingMicros = Math.max(0, w.policy.limitMicros - spentMicros - reservedMicros);
+      return { policy: w.policy, spentMicros, reservedMicros, remainingMicros, resetsAt: w.end };
+    });
+    const last = values[windows.length];
+    return { budgets, credit: creditCounter ? { balanceMicros: last?.balance ?? 0, reservedMicros: last?.reserved ?? 0 } : null };
+  }
+
+  /** Adds a top-up to the Redis balance if that counter exists (otherwise the next rebuild reads it from the store). */
+  async topUp(tenantId: string, amountMicros: number): Promise<void> {
+    assertMicros(amountMicros, 'amountMicros');
+    await creditTopUp(this.#redis, this.#keys.credit(tenantId), amountMicros);
+  }
+
+  #windowCounters(tenantId: string, policies: readonly BudgetPolicy[], now: Date): WindowCounter[] {
+    return policies.map((policy) => {
+      const start = windowStart(policy.window, now);
+      const hash = this.#keys.budgetWindow(tenantId, policy.id, start.getTime());
+      const expiries = this.#keys.budgetExpiries(tenantId, policy.id, start.getTime());
+      return { kind: 'window', policy, start, end: windowEnd(policy.window, now), hash, expiries };
+    });
+  }
+
+  #creditCounter(tenantId: string): CreditCounter {
+    return { kind: 'credit', hash: this.#keys.credit(tenantId), expiries: this.#keys.creditExpiries(tenantId) };
+  }
+
+  async #peek(counters: readonly Counter[], now: Date): Promise<BudgetCounterValues[]> {
+    return counters.length === 0 ? [] : budgetPeek(this.#redis, counters, now.getTime());
+  }
+
+  async #rebuild(tenantId: string, counters: readonly Counter[], now: Date): Promise<void> {
+    await Promise.all(
+      counters.map((counter) => {
+        const pending = this.#rebuilding.get(counter.hash);
+        if (pending) return pending;
+        const rebuild = this.#seed(tenantId, counter, now).finally(() => this.#rebuilding.delete(counter.hash));
+        this.#rebuilding.set(counter.hash, rebuild);
+        return rebuild;
+      }),
+    );
+  }
+
+  // Only creates a counter that is still missing: the first rebuild of any process wins.
+  async #seed(tenantId: string, counter: Counter, now: Date): Promise<void> {
+    if (counter.kind === 'window') {
+      const spent = await this.#spend.spentMicros(tenantId, counter.policy.feature, counter.start, counter.end);
+      await budgetSeed(this.#redis, counter.hash, 'spent', spent, keepMs(counter, now));
+      return;
+    }
+    const [toppedUp, spent] = await Promise.all([this.#spend.creditToppedUp(tenantId), this.#spend.spentMicros(tenantId, null, EPOCH, now)]);
+    // Credit enforcement was asked for: no account means nothing was topped up.
+    await budgetSeed(this.#redis, counter.hash, 'balance', (toppedUp ?? 0) - spent, 0);
+  }
+}
+
+// Relative, so that only the injected clock decides, never Redis's.
+function keepMs(window: WindowCounter, now: Date): number {
+  return window.end.getTime() + KEEP_AFTER_END_MS - now.getTime();
+}
+
+function settlementKeysOf(outstanding: string, counters: readonly BudgetCounterKeys[]): string[] {
+  return [outstanding, ...counters.flatMap((c) => [c.hash, c.expiries])];
+}
+
+function pick<T>(items: readonly T[], oneBasedIndexes: readonly number[]): T[] {
+  return oneBasedIndexes.map((i) => items[i - 1]).filter((item): item is T => item !== undefined);
+}
+
+function outcomeOf(reply: BudgetReserveReply, windows: readonly WindowCounter[], keys: string[]): ReserveOutcome {
+  const [kind, ...numbers] = reply;
+  const first = numbers[0] ?? 0;
+  switch (kind) {
+    case 'ok':
+      return { ok: true, queued: first, keys };
+    case 'queue_full':
+      return { ok: false, reason: 'queue_full', queued: first };
+    case 'credit':
+      return { ok: false, reason: 'credit', balanceMicros: first };
+    case 'budget': {
+      // Of several exhausted windows, name the one that resets last: only then can the request pass.
+      const exhausted = pick(windows, numbers).sort((a, b) => b.end.getTime() - a.end.getTime());
+      const window = exhausted[0];
+      if (!window) throw new Error('budget-reserve named no window');
+      return { ok: false, reason: 'budget', policy: window.policy, resetsAt: window.end };
+    }
+    case 'missing':
+      throw new Error('Budget counters are missing after a rebuild');
+  }
+}
+
+function assertMicros(value: number, name: string): void {
+  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer of micro-units, got ${value}`);
+}

@@ -1,0 +1,64 @@
+import { Type, type Static, type TLiteral, type TObject } from '@sinclair/typebox';
+import type { ProviderDescriptor } from '../../providers/descriptor.ts';
+import { PROVIDER_DESCRIPTORS, type ProviderName } from '../../providers/descriptors.ts';
+
+/** The three service tiers of the spec. */
+export const TIER_ALIASES = ['svc-flash', 'svc-standard', 'svc-pro'] as const;
+
+/** What a model serves: chat (completions, messages, responses), or embeddings. */
+export const MODEL_MODES = ['chat', 'embeddings'] as const;
+
+/** What every model of the catalog has, whatever its provider. */
+export const MODEL_FIELDS = {
+  upstream_model: Type.String({ minLength: 1 }),
+  mode: Type.Optional(Type.Union(MODEL_MODES.map((mode) => Type.Literal(mode)), { description: "What the model serves; absent: 'chat'." })),
+  context_window: Type.Integer({ minimum: 1, description: "The prompt and the answer together; for an embeddings model, each input's tokens." }),
+  max_output_tokens: Type.Optional(Type.Integer({ minimum: 1, description: 'Required for a chat model.' })),
+  input_price_per_mtok: Type.Number({ minimum: 0, description: 'Currency units per million prompt tokens.' }),
+  output_price_per_mtok: Type.Optional(Type.Number({ minimum: 0, description: 'Currency units per million completion tokens; required for a chat model.' })),
+  cache_read_price_per_mtok: Type.Optional(Type.Number({ minimum: 0, description: "Per million prompt tokens read from the provider's cache; absent: the input price." })),
+  cache_write_price_per_mtok: Type.Optional(Type.Number({ minimum: 0, description: "Per million prompt tokens written to the provider's cache; absent: the input price." })),
+  rejected_params: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+};
+
+type ModelSchema<D> = D extends ProviderDescriptor ? TObject<{ provider: TLiteral<D['name']> } & typeof MODEL_FIELDS & D['options']> : never;
+type ModelSchemas<T extends readonly unknown[]> = { -readonly [K in keyof T]: ModelSchema<T[K]> };
+
+/** The catalog entry of one provider kind: the common fields and the provider's options, nothing else. */
+function modelSchema<D extends ProviderDescriptor>(descriptor: D): ModelSchema<D> {
+  return Type.Object({ provider: Type.Literal(descriptor.name), ...MODEL_FIELDS, ...descriptor.options }, { additionalProperties: false }) as unknown as ModelSchema<D>;
+}
+
+/** Each provider kind's model schema, by name (load-catalog.ts validates a model against its provider's alone, for errors that name the field). */
+export const MODEL_SCHEMAS: ReadonlyMap<string, TObject> = new Map(PROVIDER_DESCRIPTORS.map((descriptor) => [descriptor.name, modelSchema(descriptor)]));
+
+/** One model alias of the catalog file: a union over the providers' descriptors. */
+export const CatalogModelSchema = Type.Union(PROVIDER_DESCRIPTORS.map(modelSchema) as ModelSchemas<typeof PROVIDER_DESCRIPTORS>);
+
+/** An alias: letters, digits and `._:/-`. */
+export const ALIAS_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:/-]*$';
+
+/** The tiers: each an ordered list of model aliases. */
+export const TiersSchema = Type.Object(
+  {
+    'svc-flash': Type.Array(Type.String(), { minItems: 1 }),
+    'svc-standard': Type.Array(Type.String(), { minItems: 1 }),
+    'svc-pro': Type.Array(Type.String(), { minItems: 1 }),
+  },
+  { additionalProperties: false },
+);
+
+/** The catalog file: aliases, and the tiers as ordered candidate lists of aliases. */
+export const CatalogFileSchema = Type.Object({ models: Type.Record(Type.String({ pattern: ALIAS_PATTERN }), CatalogModelSchema), tiers: TiersSchema }, { additionalProperties: false });
+
+/**
+ * A catalog model as loaded: a chat model has its output fields (the loader refuses one without),
+ * and an embeddings model, which produces no tokens, gets 0 for them.
+ */
+export type CatalogModel = Static<typeof CatalogModelSchema> & { max_output_tokens: number; output_price_per_mtok: number };
+/** The catalog entry of one provider kind. */
+export type ModelOf<N extends ProviderName> = Extract<CatalogModel, { provider: N }>;
+/** A catalog file as written (what the loader reads). */
+export type WrittenCatalog = Static<typeof CatalogFileSchema>;
+/** The parsed catalog file. */
+export type CatalogFile = Omit<Static<typeof CatalogFileSchema>, 'models'> & { models: Record<string, CatalogModel> };

@@ -1,0 +1,65 @@
+import type { BudgetPolicy, BudgetRepository, PiiMode, PiiPolicy, PolicyRepository, TenantPlan } from '../../infra/store/repository.ts';
+import { PII_CATEGORIES } from '../pii/types.ts';
+
+/** What admission needs to know of a tenant besides its key. */
+export interface TenantSettings {
+  policies: BudgetPolicy[];
+  /** The tenant has a credit account (it was topped up at least once): requests draw it down. */
+  creditEnforced: boolean;
+  plan: TenantPlan | null;
+  /** The tenant's PII policy, or the configured default (every category critical). */
+  pii: PiiPolicy;
+}
+
+interface Entry {
+  settings: Promise<TenantSettings>;
+  expiresAt: number;
+}
+
+/**
+ * Budget policies, credit account and plan per tenant, cached in the web process. A change
+ * publishes the tenant on a Redis channel and every web process drops it at once; the TTL
+ * bounds staleness if that message is lost.
+ */
+export class TenantSettingsCache {
+  readonly #budgets: BudgetRepository;
+  readonly #policies: PolicyRepository;
+  readonly #defaultPii: PiiMode;
+  readonly #ttlMs: number;
+  readonly #now: () => number;
+  readonly #entries = new Map<string, Entry>();
+
+  constructor(store: { budgets: BudgetRepository; policies: PolicyRepository }, defaultPii: PiiMode, ttlMs: number, now: () => number = Date.now) {
+    this.#budgets = store.budgets;
+    this.#policies = store.policies;
+    this.#defaultPii = defaultPii;
+    this.#ttlMs = ttlMs;
+    this.#now = now;
+  }
+
+  /** The tenant's settings, from the cache when fresh. */
+  get(tenantId: string): Promise<TenantSettings> {
+    const cached = this.#entries.get(tenantId);
+    if (cached && cached.expiresAt > this.#now()) return cached.settings;
+    const settings = this.#load(tenantId);
+    this.#entries.set(tenantId, { settings, expiresAt: this.#now() + this.#ttlMs });
+    // A failed load must not be cached: the next request asks the store again.
+    settings.catch(() => this.#entries.delete(tenantId));
+    return settings;
+  }
+
+  /** Drops a tenant (the message of an invalidation is its id). */
+  invalidate(tenantId: string): void {
+    this.#entries.delete(tenantId);
+  }
+
+  async #load(tenantId: string): Promise<TenantSettings> {
+    const [policies, toppedUp, plan, pii] = await Promise.all([
+      this.#budgets.listPolicies(tenantId),
+      this.#budgets.creditToppedUp(tenantId),
+      this.#budgets.getPlan(tenantId),
+      this.#policies.getPii(tenantId),
+    ]);
+    return { policies, creditEnforced: toppedUp !== null, plan, pii: pii ?? { tenantId, mode: this.#defaultPii, critical: [...PII_CATEGORIES] } };
+  }
+}

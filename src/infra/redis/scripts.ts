@@ -1,0 +1,230 @@
+import type { RedisClient } from './connections.ts';
+import { readFileSync } from 'node:fs';
+
+/** The Lua scripts of src/infra/redis/scripts/, as `<name>-<numberOfKeys>.lua` (`-n`: the caller passes the count first). */
+const SCRIPTS = {
+  admit: 'admit-n.lua',
+  finishRequest: 'finish-request-n.lua',
+  outboxTake: 'outbox-take-2.lua',
+  outboxRelease: 'outbox-release-2.lua',
+  budgetSettle: 'budget-settle-n.lua',
+  budgetPeek: 'budget-peek-n.lua',
+  budgetSeed: 'budget-seed-1.lua',
+  creditTopUp: 'credit-top-up-1.lua',
+  idempotencyComplete: 'idempotency-complete-1.lua',
+  idempotencyRelease: 'idempotency-release-1.lua',
+} as const;
+
+type ScriptName = keyof typeof SCRIPTS;
+
+/**
+ * Scripts whose caller passes the number of keys first. ioredis's auto-pipelining on a cluster
+ * routes a command by its first argument, which for these is the count, not a key: they must be
+ * sent on their own.
+ */
+export const VARIABLE_KEY_SCRIPTS: readonly string[] = Object.entries(SCRIPTS)
+  .filter(([, file]) => file.endsWith('-n.lua'))
+  .map(([name]) => name);
+
+/** An ioredis client (one Redis or a cluster) with the gateway's scripts defined on it. */
+export type ScriptedRedis<Client extends RedisClient = RedisClient> = Client & Record<ScriptName, (...args: Array<string | number>) => Promise<unknown>>;
+
+const INCLUDE = /^-- #include (\w[\w-]*)$/gm;
+
+/**
+ * A script's source with its `-- #include <name>` lines replaced by src/infra/redis/scripts/<name>.inc.lua
+ * (each once, recursively): Redis has no modules, and scripts that share a step must not copy it.
+ */
+export function scriptSource(file: string, included = new Set<string>()): string {
+  const lua = readFileSync(new URL(`./scripts/${file}`, import.meta.url), 'utf8');
+  return lua.replace(INCLUDE, (_, name: string) => {
+    if (included.has(name)) return '';
+    included.add(name);
+    return scriptSource(`${name}.inc.lua`, included).trimEnd();
+  });
+}
+
+/** Defines every script on the client (EVALSHA with EVAL fallback, done by ioredis). */
+export function defineScripts<Client extends RedisClient>(redis: Client): ScriptedRedis<Client> {
+  for (const [name, file] of Object.entries(SCRIPTS)) {
+    if (name in redis) continue;
+    const count = /-(\d+|n)\.lua$/.exec(file)?.[1];
+    const lua = scriptSource(file);
+    redis.defineCommand(name, count === 'n' ? { lua } : { numberOfKeys: Number(count), lua });
+  }
+  return redis as ScriptedRedis<Client>;
+}
+
+/** One event to append and publish: its sequence number and its line (`<type> <payload>`). */
+export interface EventLine {
+  seq: number;
+  line: string;
+}
+
+/** A reservation to settle: what budget-settle-n.lua and finish-request-n.lua need. */
+export interface Settlement {
+  marker: string;
+  /** The tenant's outstanding set, then the counter pairs (the credit account last when `lastIsCredit`). */
+  keys: readonly string[];
+  requestId: string;
+  actualMicros: number;
+  markerTtlMs: number;
+  lastIsCredit: boolean;
+}
+
+/** What becomes of a request's idempotency claim when it ends. */
+export type ClaimEnding = { key: string; action: 'complete' | 'release' } | null;
+
+/** The outbox push and the reply that only one Redis (no slots) lets the request's last call make itself. */
+export interface InlineEnding {
+  outbox: { key: string; record: string };
+  reply: { channel: string; message: string };
+}
+
+/**
+ * Appends the request's last events, sets the stream's final lifetime, settles and ends the claim,
+ * in one call (with `inline`, the outbox push first and the reply last); true when settled now.
+ */
+export async function finishRequest(
+  redis: ScriptedRedis,
+  input: { streamKey: string; ttlMs: number; events: readonly EventLine[]; settlement: Settlement; claim: ClaimEnding; inline: InlineEnding | null },
+): Promise<boolean> {
+  const { settlement, claim, inline } = input;
+  const keys = [input.streamKey, settlement.marker, ...settlement.keys, ...(claim ? [claim.key] : []), ...(inline ? [inline.outbox.key] : [])];
+  const args: Array<string | number> = [input.ttlMs, settlement.requestId, settlement.actualMicros, settlement.markerTtlMs, settlement.lastIsCredit ? 1 : 0, claim?.action ?? 'none'];
+  args.push(inline?.outbox.record ?? '', inline?.reply.channel ?? '', inline?.reply.message ?? '');
+  for (const event of input.events) args.push(event.seq, event.line);
+  return (await redis.finishRequest(keys.length, ...keys, ...args)) === 1;
+}
+
+/** Leases up to `max` outbox records (expired leases first); oldest first. */
+export async function outboxTake(redis: ScriptedRedis, itemsKey: string, leasesKey: string, max: number, now: number, leaseMs: number): Promise<string[]> {
+  return (await redis.outboxTake(itemsKey, leasesKey, max, now, leaseMs)) as string[];
+}
+
+/** Returns leased records to the outbox after a failed write. */
+export async function outboxRelease(redis: ScriptedRedis, itemsKey: string, leasesKey: string, records: readonly string[]): Promise<void> {
+  if (records.length > 0) await redis.outboxRelease(itemsKey, leasesKey, ...records);
+}
+
+/** Keys of one budget counter (a policy window or the credit account): its hash and its reservations' expiry set. */
+export interface BudgetCounterKeys {
+  hash: string;
+  expiries: string;
+}
+
+/** The rate-limit part of an admission: four GCRA buckets (key requests, key tokens, tenant requests, tenant tokens). */
+export interface RatePart {
+  /** The tenant's rate hash. */
+  hash: string;
+  /** The API key's field in it. */
+  keyField: string;
+  windowMs: number;
+  /** Units per window and this request's cost, each in bucket order. */
+  limits: readonly number[];
+  costs: readonly number[];
+}
+
+/** The idempotency part of an admission: claim `key` for `requestId` unless an unexpired claim holds it. */
+export interface ClaimPart {
+  key: string;
+  fingerprint: string;
+  requestId: string;
+  ttlMs: number;
+}
+
+/** The budget part of an admission: reserve the estimate in every window, the credit account and the tenant's queue. */
+export interface ReservePart {
+  outstanding: string;
+  windows: ReadonlyArray<BudgetCounterKeys & { limitMicros: number; keepMs: number }>;
+  credit: BudgetCounterKeys | null;
+  requestId: string;
+  estimateMicros: number;
+  expiresAtMs: number;
+  /** -1: no cap. */
+  maxQueued: number;
+}
+
+/** Reply of the rate part: admitted (1|0), then per bucket in order: remaining units, ms until full, ms to wait (-1: never). */
+export type RateReply = number[];
+
+/** Reply of the claim part. */
+export type ClaimReply = ['claimed'] | ['in_flight' | 'completed', string] | ['mismatch'];
+
+/** Reply of the budget part: ok|queue_full + outstanding, budget + window indexes, credit + available, missing + counter indexes (1-based). */
+export type BudgetReserveReply = ['ok' | 'queue_full' | 'budget' | 'credit' | 'missing', ...number[]];
+
+/** One admission: the parts to check, in one script call on the tenant's slot. */
+export interface AdmitInput {
+  nowMs: number;
+  rate?: RatePart | undefined;
+  claim?: ClaimPart | undefined;
+  reserve?: ReservePart | undefined;
+}
+
+/** What each part answered; null for a part not sent or not reached (an earlier part refused). */
+export interface AdmitReply {
+  rate: RateReply | null;
+  claim: ClaimReply | null;
+  reserve: BudgetReserveReply | null;
+}
+
+/** Runs admit-n.lua: rate limits, then the idempotency claim, then the reservation; see the script for what each refusal leaves written. */
+export async function admit(redis: ScriptedRedis, input: AdmitInput): Promise<AdmitReply> {
+  const keys: string[] = [];
+  const args: Array<string | number> = [];
+  let parts = '';
+  const { rate, claim, reserve } = input;
+  if (rate) {
+    parts += 'r';
+    keys.push(rate.hash);
+    args.push(rate.windowMs, rate.keyField, ...rate.limits, ...rate.costs);
+  }
+  if (claim) {
+    parts += 'c';
+    keys.push(claim.key);
+    args.push(claim.fingerprint, claim.requestId, claim.ttlMs);
+  }
+  if (reserve) {
+    parts += 'b';
+    const counters = reserve.credit ? [...reserve.windows, reserve.credit] : reserve.windows;
+    keys.push(reserve.outstanding, ...counters.flatMap((c) => [c.hash, c.expiries]));
+    args.push(reserve.requestId, reserve.estimateMicros, reserve.expiresAtMs, reserve.maxQueued, reserve.windows.length, reserve.credit ? 1 : 0);
+    for (const window of reserve.windows) args.push(window.limitMicros, window.keepMs);
+  }
+  const [rateReply, claimReply, reserveReply] = (await redis.admit(keys.length, ...keys, input.nowMs, parts, ...args)) as [RateReply | 0, ClaimReply | 0, BudgetReserveReply | 0];
+  return { rate: rateReply || null, claim: claimReply || null, reserve: reserveReply || null };
+}
+
+/** Frees a request's reservations and charges its cost once; false when it had been settled before. */
+export async function budgetSettle(redis: ScriptedRedis, settlement: Settlement): Promise<boolean> {
+  const { marker, keys } = settlement;
+  const args = [settlement.requestId, settlement.actualMicros, settlement.markerTtlMs, settlement.lastIsCredit ? 1 : 0];
+  return (await redis.budgetSettle(keys.length + 1, marker, ...keys, ...args)) === 1;
+}
+
+/** One counter as budgetPeek reads it (fields are null when unset). */
+export interface BudgetCounterValues {
+  exists: boolean;
+  spent: number | null;
+  balance: number | null;
+  reserved: number | null;
+}
+
+/** Reaps expired reservations and reads the counters. */
+export async function budgetPeek(redis: ScriptedRedis, counters: readonly BudgetCounterKeys[], nowMs: number): Promise<BudgetCounterValues[]> {
+  const keys = counters.flatMap((c) => [c.hash, c.expiries]);
+  const rows = (await redis.budgetPeek(keys.length, ...keys, nowMs)) as Array<[number, string | null, string | null, string | null]>;
+  const toNumber = (value: string | null) => (value === null ? null : Number(value));
+  return rows.map(([exists, spent, balance, reserved]) => ({ exists: exists === 1, spent: toNumber(spent), balance: toNumber(balance), reserved: toNumber(reserved) }));
+}
+
+/** Creates a lost counter from the store's figure unless it exists (keepMs 0: forever); true when this call created it. */
+export async function budgetSeed(redis: ScriptedRedis, hash: string, field: 'spent' | 'balance', valueMicros: number, keepMs: number): Promise<boolean> {
+  return (await redis.budgetSeed(hash, field, valueMicros, keepMs)) === 1;
+}
+
+/** Raises the credit balance if its counter exists; true when it did. */
+export async function creditTopUp(redis: ScriptedRedis, hash: string, amountMicros: number): Promise<boolean> {
+  return (await redis.creditTopUp(hash, amountMicros)) === 1;
+}

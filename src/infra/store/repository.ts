@@ -1,0 +1,356 @@
+/** The durable store's one interface; every adapter (PostgreSQL, MongoDB) implements all of it. */
+
+/** Roles of DESIGN.md; what each may do is decided in src/domain/access/roles.ts. */
+export const ROLES = ['admin', 'developer', 'app', 'auditor'] as const;
+/** A principal's role. */
+export type Role = (typeof ROLES)[number];
+
+/** A customer of the gateway; every record of every other kind belongs to exactly one. */
+export interface Tenant {
+  id: string;
+  name: string;
+  /** A disabled tenant's credentials (its keys and JWTs) are refused; its data stays. */
+  disabled: boolean;
+  createdAt: Date;
+}
+
+/** An API key as stored: only the SHA-256 of the secret, never the secret. */
+export interface ApiKeyRecord {
+  id: string;
+  tenantId: string;
+  role: Role;
+  /** What the key is for, as its creator named it. */
+  name: string | null;
+  secretHash: string;
+  createdAt: Date;
+  /** After this instant the key is refused; null: it does not expire. */
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+}
+
+/** Tenants. */
+export interface TenantRepository {
+  /** Creates an enabled tenant; throws TenantExistsError when the id is taken. */
+  create(tenant: { id: string; name: string }): Promise<Tenant>;
+  get(id: string): Promise<Tenant | null>;
+  /** Every tenant, ordered by id (byte order, the same in every adapter). */
+  list(): Promise<Tenant[]>;
+  /** Changes the fields given and returns the tenant; null when no such tenant exists. */
+  update(id: string, change: { name?: string; disabled?: boolean }): Promise<Tenant | null>;
+}
+
+/** API keys. */
+export interface ApiKeyRepository {
+  /** Stores a new key; throws TenantNotFoundError when the tenant does not exist. */
+  create(key: { id: string; tenantId: string; role: Role; secretHash: string; name?: string | null; expiresAt?: Date | null }): Promise<ApiKeyRecord>;
+  /** The key whose secret hashes to `secretHash`, revoked or not. */
+  findByHash(secretHash: string): Promise<ApiKeyRecord | null>;
+  /** The tenant's key of that id, revoked or not; null when the tenant has no such key. */
+  get(tenantId: string, id: string): Promise<ApiKeyRecord | null>;
+  /** Marks the key revoked and returns it; null when no such key exists. Revoking twice keeps the first time. */
+  revoke(id: string): Promise<ApiKeyRecord | null>;
+  /** The tenant's keys, revoked and expired ones included, oldest first. */
+  listByTenant(tenantId: string): Promise<ApiKeyRecord[]>;
+}
+
+/** One message template of a prompt version; `content` holds `{{variable}}` placeholders. */
+export interface PromptMessageTemplate {
+  role: string;
+  content: string;
+}
+
+/** An immutable version of a named prompt. */
+export interface PromptVersion {
+  tenantId: string;
+  name: string;
+  version: number;
+  messages: PromptMessageTemplate[];
+  /** Catalog alias the prompt runs on. */
+  model: string;
+  /** Chat parameters applied with it (temperature, max_tokens, …). */
+  parameters: Record<string, unknown>;
+  /** The placeholder names of `messages`, sorted, each once. */
+  variables: string[];
+  createdAt: Date;
+  createdBy: string;
+}
+
+/** A prompt's versions and which one is active. */
+export interface PromptHistory {
+  name: string;
+  activeVersion: number;
+  versions: PromptVersion[];
+}
+
+/** Named prompts: versions are numbered 1, 2, … per tenant and name and never change. */
+export interface PromptRepository {
+  /**
+   * Stores the next version (1 for a new name). The first version of a name becomes
+   * active at once; later ones only when `activate` is true or by `activate()`.
+   */
+  createVersion(input: {
+    tenantId: string;
+    name: string;
+    messages: PromptMessageTemplate[];
+    model: string;
+    parameters: Record<string, unknown>;
+    variables: string[];
+    createdBy: string;
+    activate: boolean;
+  }): Promise<PromptVersion>;
+  /** Makes `version` the active one; throws PromptNotFoundError when the name or version does not exist. */
+  activate(tenantId: string, name: string, version: number): Promise<PromptVersion>;
+  /** The active version, or null when the tenant has no prompt of that name. */
+  getActive(tenantId: string, name: string): Promise<PromptVersion | null>;
+  /** Every version, newest first, with the active one; null when the name is unknown. */
+  history(tenantId: string, name: string): Promise<PromptHistory | null>;
+}
+
+/** How a request ended, as far as usage is concerned. */
+export type UsageStatus = 'succeeded' | 'failed' | 'cancelled';
+
+/** One request that reached the stage of calling a provider. Never holds prompt or completion text. */
+/** The operations a usage record can be of (the job's operation). */
+export type UsageOperation = 'chat' | 'embeddings' | 'messages' | 'responses';
+
+export interface UsageRecord {
+  requestId: string;
+  tenantId: string;
+  keyId: string;
+  feature: string | null;
+  /** What was asked: `chat`, `embeddings`, `messages` (Anthropic's API) or `responses`. */
+  operation: UsageOperation;
+  /** The alias the client asked for (a model or a tier). */
+  requestedModel: string;
+  /** The catalog alias that answered (or was tried last). */
+  model: string;
+  provider: string;
+  upstreamModel: string;
+  promptName: string | null;
+  promptVersion: number | null;
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  /** Prompt tokens read from the provider's cache (part of promptTokens). */
+  cachedTokens: number;
+  /** Prompt tokens written to the provider's cache (part of promptTokens). */
+  cacheWriteTokens: number;
+  /** Completion tokens the model spent reasoning (part of completionTokens). */
+  reasoningTokens: number;
+  usageSource: 'provider' | 'estimated';
+  /** Integer micro-units of the tenant's currency. */
+  costMicros: number;
+  status: UsageStatus;
+  errorCode: string | null;
+  queueWaitMs: number;
+  /** From enqueue to the first token; null when none was produced or the request was not streamed. */
+  ttftMs: number | null;
+  /** From enqueue to the end. */
+  latencyMs: number;
+  stream: boolean;
+  piiFlags: string[];
+  createdAt: Date;
+}
+
+/** Filters of a usage query; `since` inclusive, `until` exclusive. */
+export interface UsageFilter {
+  tenantId: string;
+  since: Date;
+  until: Date;
+  model?: string;
+  feature?: string;
+  keyId?: string;
+}
+
+/** Position after the last record of a page: newest first, ties broken by request id. */
+export interface UsageCursor {
+  createdAt: Date;
+  requestId: string;
+}
+
+/** Sums over a group of usage records. */
+export interface UsageGroup {
+  /** The day (YYYY-MM-DD, UTC), model alias or feature (null when none) of the group. */
+  key: string | null;
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  costMicros: number;
+}
+
+/** Usage records; written idempotently by request id (the outbox may deliver twice). */
+export interface UsageRepository {
+  /** Inserts the records whose request id is new; returns how many were new. */
+  insertMany(records: UsageRecord[]): Promise<number>;
+  /** One page, newest first, at most `limit` records after `cursor`. */
+  list(filter: UsageFilter, limit: number, cursor: UsageCursor | null): Promise<UsageRecord[]>;
+  /** Sums per UTC day, model or feature, ordered by key. */
+  sum(filter: UsageFilter, groupBy: 'day' | 'model' | 'feature'): Promise<UsageGroup[]>;
+  /** Total cost of the tenant's records in [since, until), of one feature or (null) of all; rebuilds budget counters. */
+  spentMicros(tenantId: string, feature: string | null, since: Date, until: Date): Promise<number>;
+}
+
+/** An audit event before it is chained. */
+export interface AuditEventInput {
+  /** Unique id (`aud_<ulid>`), so a redelivered event is stored once. */
+  id: string;
+  tenantId: string;
+  /** Who did it: a key id, `cli`, or `anonymous`. */
+  actor: string;
+  /** What was done, e.g. `key.created`, `prompt.activated`, `auth.denied`. */
+  action: string;
+  /** What it was done to, e.g. a key id or `prompt:welcome@3`. */
+  target: string | null;
+  outcome: 'success' | 'denied' | 'blocked' | 'flagged' | 'failure';
+  requestId: string | null;
+  details: Record<string, unknown>;
+  createdAt: Date;
+}
+
+/** A stored audit event: numbered per tenant and chained to the previous one by hash. */
+export interface AuditEvent extends AuditEventInput {
+  seq: number;
+  prevHash: string;
+  hash: string;
+}
+
+/** Filters of an audit query; `since` inclusive, `until` exclusive. */
+export interface AuditFilter {
+  tenantId: string;
+  since?: Date;
+  until?: Date;
+  action?: string;
+  actor?: string;
+}
+
+/** The result of walking a tenant's chain. */
+export type AuditVerification =
+  | { ok: true; events: number }
+  | { ok: false; events: number; brokenAt: { id: string; seq: number }; reason: string };
+
+/** The audit log: append-only and tamper-evident per tenant. */
+export interface AuditRepository {
+  /** Appends events in order, each chained to its tenant's last one; an id already stored is skipped. */
+  append(events: AuditEventInput[]): Promise<AuditEvent[]>;
+  /** One page, newest first (highest seq first), at most `limit` events with seq below `beforeSeq`. */
+  list(filter: AuditFilter, limit: number, beforeSeq: number | null): Promise<AuditEvent[]>;
+  /** Recomputes the tenant's chain and names the first event whose hash or link is wrong. */
+  verify(tenantId: string): Promise<AuditVerification>;
+}
+
+/** The calendar windows a budget resets on (UTC). */
+export type BudgetWindow = 'hour' | 'day' | 'month';
+
+/** A spending limit of a tenant, or of one feature of a tenant, per window. */
+export interface BudgetPolicy {
+  id: string;
+  tenantId: string;
+  /** Null: every request of the tenant counts; otherwise only requests of this feature. */
+  feature: string | null;
+  window: BudgetWindow;
+  /** Integer micro-units of the tenant's currency. */
+  limitMicros: number;
+  createdAt: Date;
+}
+
+/** A prepaid amount added to a tenant's credit account. */
+export interface CreditTopUp {
+  id: string;
+  tenantId: string;
+  amountMicros: number;
+  actor: string;
+  createdAt: Date;
+}
+
+/** A tenant's rate limits; a null field falls back to the configured default. */
+export interface TenantPlan {
+  tenantId: string;
+  requestsPerMinute: number | null;
+  tokensPerMinute: number | null;
+  keyRequestsPerMinute: number | null;
+  keyTokensPerMinute: number | null;
+  /** Requests of the tenant queued or running at once before new ones get 429. */
+  maxQueued: number | null;
+}
+
+/** Budget policies, credit top-ups and plans. */
+export interface BudgetRepository {
+  createPolicy(input: { id: string; tenantId: string; feature: string | null; window: BudgetWindow; limitMicros: number }): Promise<BudgetPolicy>;
+  /** False when the tenant has no such policy. */
+  deletePolicy(tenantId: string, id: string): Promise<boolean>;
+  /** Oldest first. */
+  listPolicies(tenantId: string): Promise<BudgetPolicy[]>;
+  /** Adds to the credit account (created by the first top-up); a repeated id is stored once. */
+  topUp(input: { id: string; tenantId: string; amountMicros: number; actor: string }): Promise<CreditTopUp>;
+  /** The sum of all top-ups, or null when the tenant has no credit account (credits are then not enforced). */
+  creditToppedUp(tenantId: string): Promise<number | null>;
+  getPlan(tenantId: string): Promise<TenantPlan | null>;
+  setPlan(plan: TenantPlan): Promise<TenantPlan>;
+}
+
+/** What a tenant's PII policy does with findings in its critical categories. */
+export type PiiMode = 'block' | 'mask' | 'flag' | 'off';
+
+/** A tenant's PII policy. */
+export interface PiiPolicy {
+  tenantId: string;
+  mode: PiiMode;
+  /** The categories the policy acts on; findings of other categories pass unchanged and unrecorded. */
+  critical: string[];
+}
+
+/** Per-tenant policies other than budgets. */
+export interface PolicyRepository {
+  /** Null when the tenant has set none (the configured default applies). */
+  getPii(tenantId: string): Promise<PiiPolicy | null>;
+  /** Creates or replaces the tenant's PII policy. */
+  setPii(policy: PiiPolicy): Promise<PiiPolicy>;
+}
+
+/** The whole store, as built once per process by src/infra/store/create-store.ts. */
+export interface Repository {
+  readonly kind: 'postgres' | 'mongodb';
+  readonly tenants: TenantRepository;
+  readonly apiKeys: ApiKeyRepository;
+  readonly prompts: PromptRepository;
+  readonly usage: UsageRepository;
+  readonly audit: AuditRepository;
+  readonly budgets: BudgetRepository;
+  readonly policies: PolicyRepository;
+  /** Creates tables/collections and indexes; idempotent (run by `release`). */
+  migrate(): Promise<void>;
+  /** Cheap liveness probe for /readyz. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Thrown by TenantRepository.create for a duplicate id. */
+export class TenantExistsError extends Error {
+  readonly tenantId: string;
+  constructor(tenantId: string) {
+    super(`Tenant '${tenantId}' already exists.`);
+    this.tenantId = tenantId;
+    this.name = 'TenantExistsError';
+  }
+}
+
+/** Thrown by ApiKeyRepository.create for an unknown tenant. */
+export class TenantNotFoundError extends Error {
+  readonly tenantId: string;
+  constructor(tenantId: string) {
+    super(`Tenant '${tenantId}' does not exist.`);
+    this.tenantId = tenantId;
+    this.name = 'TenantNotFoundError';
+  }
+}
+
+/** Thrown when a prompt name or version does not exist for the tenant. */
+export class PromptNotFoundError extends Error {
+  readonly promptName: string;
+  constructor(name: string, version?: number) {
+    super(version === undefined ? `Prompt '${name}' does not exist.` : `Prompt '${name}' has no version ${version}.`);
+    this.name = 'PromptNotFoundError';
+    this.promptName = name;
+  }
+}

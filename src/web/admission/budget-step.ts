@@ -1,0 +1,42 @@
+import { costMicros } from '../../domain/catalog/pricing.ts';
+import type { ReserveOutcome, ReserveRequest } from '../../domain/budget/budget-ledger.ts';
+import { InsufficientCreditsError, RateLimitExceededError } from '../../errors/gateway-error.ts';
+import type { TenantSettings } from '../../domain/tenants/tenant-settings.ts';
+import type { CatalogModel } from '../../domain/catalog/schema.ts';
+
+/**
+ * The cost to reserve: prompt tokens × input price + (the output the client allows, or the
+ * model's largest) × output price, for the dearest candidate, since any of them may answer.
+ */
+export function estimateCostMicros(candidates: readonly CatalogModel[], promptTokens: number, maxOutputTokens: number | null): number {
+  return Math.max(...candidates.map((model) => costMicros(model, { prompt_tokens: promptTokens, completion_tokens: maxOutputTokens ?? model.max_output_tokens })));
+}
+
+const WINDOW_NAMES = { hour: 'hourly', day: 'daily', month: 'monthly' } as const;
+
+function money(micros: number): string {
+  return (micros / 1_000_000).toFixed(2);
+}
+
+/** The reservation of one request: the policies that apply (the tenant's, and its feature's), credit, the queue cap. */
+export function reservationOf(settings: TenantSettings, request: { tenantId: string; requestId: string; feature: string | null; estimateMicros: number; maxQueued: number }): ReserveRequest {
+  const policies = settings.policies.filter((policy) => policy.feature === null || policy.feature === request.feature);
+  return { tenantId: request.tenantId, requestId: request.requestId, estimateMicros: request.estimateMicros, policies, credit: settings.creditEnforced, maxQueued: request.maxQueued };
+}
+
+/**
+ * What settlement needs and the tenant's outstanding requests (for fair dequeueing) when the
+ * reservation was made; 402 naming the window and its reset when a budget or the credit is
+ * short, 429 when the tenant already has too many requests queued.
+ */
+export function acceptReservation(outcome: ReserveOutcome, estimateMicros: number): { keys: string[]; queued: number } {
+  if (outcome.ok) return { keys: outcome.keys, queued: outcome.queued };
+  if (outcome.reason === 'budget') {
+    const scope = outcome.policy.feature === null ? '' : ` for feature '${outcome.policy.feature}'`;
+    throw new InsufficientCreditsError(`The ${WINDOW_NAMES[outcome.policy.window]} budget${scope} of ${money(outcome.policy.limitMicros)} is exhausted; it resets at ${outcome.resetsAt.toISOString()}.`);
+  }
+  if (outcome.reason === 'credit') {
+    throw new InsufficientCreditsError(`The credit balance (${money(outcome.balanceMicros)}) cannot cover this request (estimated ${money(estimateMicros)}); add credits to continue.`);
+  }
+  throw new RateLimitExceededError(`this tenant already has ${outcome.queued} requests queued or running`, 1);
+}

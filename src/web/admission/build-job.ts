@@ -1,0 +1,39 @@
+import type { Principal } from '../../domain/access/roles.ts';
+import type { CompletionJob, JobPayload } from '../../infra/queue/completion-job.ts';
+import type { RequestPlan } from '../../operations/operation.ts';
+import type { TraceCarrier } from '../../infra/tracing/trace-carrier.ts';
+
+/** Where a request came from beyond its body, and what admission left for the worker to finish. */
+export interface RequestContext {
+  feature: string | null;
+  piiFlags: string[];
+  /** The Redis key of the request's idempotency claim, which the worker completes or releases. */
+  idempotencyKey: string | null;
+  /** What the worker needs to settle the budget reservation. */
+  budgetKeys: string[];
+  /** The trace context of the request's span; undefined when it is not traced. */
+  traceContext?: TraceCarrier | undefined;
+}
+
+/** The job for one validated, resolved, admitted request. */
+export function buildJob(requestId: string, principal: Principal, replyChannel: string, payload: JobPayload, plan: RequestPlan<unknown>, context: RequestContext): CompletionJob {
+  const job: CompletionJob = {
+    ...payload,
+    requestId,
+    tenantId: principal.tenantId,
+    keyId: principal.keyId,
+    replyChannel,
+    requestedModel: plan.requestedModel,
+    candidates: plan.candidates.map((model) => model.alias),
+    stream: plan.stream,
+    enqueuedAt: Date.now(),
+    feature: context.feature,
+    prompt: plan.prompt,
+    piiFlags: context.piiFlags,
+    idempotencyKey: context.idempotencyKey,
+    budgetKeys: context.budgetKeys,
+  };
+  if (plan.promptTokens !== undefined) job.promptTokens = plan.promptTokens;
+  if (context.traceContext) job.traceContext = context.traceContext;
+  return job;
+}

@@ -1,0 +1,197 @@
+import { stat } from 'node:fs/promises';
+import { Queue } from 'bullmq';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { ulid } from 'ulid';
+import type { Config } from '../config.ts';
+import { buildApp } from './app.ts';
+import { loadCatalogFile } from '../domain/catalog/load-catalog.ts';
+import type { CatalogFile } from '../domain/catalog/schema.ts';
+import { ApiKeyAuthenticator } from './auth/api-key-authenticator.ts';
+import { Authenticator } from './auth/authenticator.ts';
+import { TenantStatusCache } from './auth/tenant-status.ts';
+import type { KeyAdminDeps } from '../domain/access/key-admin.ts';
+import type { TenantAdminDeps } from '../domain/tenants/tenant-admin.ts';
+import { createJwtVerifier } from './auth/jwt/jwt-verifier.ts';
+import { CompletionDispatcher } from '../infra/queue/dispatcher.ts';
+import { JobBatcher } from '../infra/queue/job-batcher.ts';
+import type { CompletionServices } from './admission/handle-request.ts';
+import { createStore } from '../infra/store/create-store.ts';
+import type { Repository } from '../infra/store/repository.ts';
+import { createRedisKeys, COMPLETION_QUEUE, QUEUE_EVENTS_MAX_LEN, type RedisKeys } from '../infra/redis/keys.ts';
+import { type RedisClient, assertNoEviction, boundedWait, closeRedis, connectRedis } from '../infra/redis/connections.ts';
+import { defineScripts } from '../infra/redis/scripts.ts';
+import { ReplyChannel } from '../infra/events/reply-channel.ts';
+import { listenForInvalidations } from '../infra/redis/invalidations.ts';
+import type { CompletionBatch } from '../infra/queue/completion-job.ts';
+import { Outbox } from '../infra/outbox/outbox.ts';
+import type { AuditSink } from '../domain/audit/audit-event.ts';
+import { PromptCache, cacheKey } from '../domain/prompts/prompt-cache.ts';
+import type { PromptAdminDeps } from '../domain/prompts/prompt-admin.ts';
+import type { BudgetAdminDeps } from '../domain/budget/budget-admin.ts';
+import { BudgetLedger } from '../domain/budget/budget-ledger.ts';
+import { storeSpendSource } from '../domain/budget/store-spend-source.ts';
+import { TenantSettingsCache } from '../domain/tenants/tenant-settings.ts';
+import { RateLimiter } from '../domain/rate-limit/rate-limiter.ts';
+import { IdempotencyStore } from '../domain/idempotency/idempotency-store.ts';
+import { IDEMPOTENCY_TTL_MS } from './admission/idempotency-step.ts';
+import { TRACING_OFF, type Tracing } from '../infra/tracing/tracing.ts';
+import { createMetricsRegistry } from '../infra/metrics/registry.ts';
+import { WebMetrics } from '../infra/metrics/web-metrics.ts';
+import { registerBacklogGauges } from '../infra/metrics/backlog-gauges.ts';
+import { pinged, type Dependency } from '../infra/health/readiness.ts';
+import { workerPresence } from '../infra/health/worker-presence.ts';
+import { startOpsListener } from '../infra/health/ops-listener.ts';
+
+// Activations reach every web process at once through Redis; this bounds how long a lost
+// invalidation message can leave a process on the previous version.
+const PROMPT_CACHE_TTL_MS = 5_000;
+
+/** A built web tier: the app, and a stop that drains open responses first. */
+export interface WebTier {
+  app: FastifyInstance;
+  repository: Repository;
+  /** Stops accepting, lets open responses finish for up to the grace period, then closes everything. */
+  close(): Promise<void>;
+}
+
+interface Connections {
+  commands: RedisClient;
+  subscriber: RedisClient;
+  keys: RedisKeys;
+  repository: Repository;
+  catalog: CatalogFile;
+  audit: AuditSink;
+}
+
+/** Prompt and budget administration, with their cache invalidations published through Redis. */
+async function adminServices(c: Connections, prompts: PromptCache, settings: TenantSettingsCache, ledger: BudgetLedger) {
+  await listenForInvalidations(c.subscriber, c.keys.promptInvalidations, (message) => prompts.invalidate(message));
+  await listenForInvalidations(c.subscriber, c.keys.settingsInvalidations, (tenantId) => settings.invalidate(tenantId));
+  const promptAdmin: PromptAdminDeps = {
+    repository: c.repository,
+    catalog: c.catalog,
+    audit: c.audit,
+    invalidate: async (tenantId, name) => void (await c.commands.publish(c.keys.promptInvalidations, cacheKey(tenantId, name))),
+  };
+  const budgetAdmin: BudgetAdminDeps = {
+    repository: c.repository,
+    audit: c.audit,
+    creditRedis: (tenantId, amount) => ledger.topUp(tenantId, amount),
+    invalidate: async (tenantId) => void (await c.commands.publish(c.keys.settingsInvalidations, tenantId)),
+  };
+  return { promptAdmin, budgetAdmin };
+}
+
+/** Tenant and key administration; a revoked key or a disabled tenant reaches every web process's authenticator at once. */
+async function accessAdminServices(c: Connections, authenticator: Authenticator, operatorTenant: string) {
+  await listenForInvalidations(c.subscriber, c.keys.authInvalidations, (tenantId) => authenticator.invalidateTenant(tenantId));
+  const invalidate = async (tenantId: string) => void (await c.commands.publish(c.keys.authInvalidations, tenantId));
+  const tenantAdmin: TenantAdminDeps = { repository: c.repository, audit: c.audit, invalidate, operatorTenant };
+  const keyAdmin: KeyAdminDeps = { repository: c.repository, audit: c.audit, invalidate };
+  return { tenantAdmin, keyAdmin };
+}
+
+/** The web process's composition root: connections, store, catalog and app, built once. */
+export async function startWebTier(config: Config, log: Logger, tracing: Tracing = TRACING_OFF): Promise<WebTier> {
+  const { env } = config;
+  const catalog = await loadCatalogFile(env.CATALOG);
+  const keys = createRedisKeys(env.REDIS_PREFIX, env.QUEUE_SHARDS);
+  const onRedisError = (error: Error) => log.warn({ err: error }, 'redis connection error');
+  const commands = defineScripts(await connectRedis(config.redis, 'commands', 'gw-web-commands', onRedisError));
+  await assertNoEviction(commands);
+  const subscriber = await connectRedis(config.redis, 'subscriber', 'gw-web-replies', onRedisError);
+  const repository = await createStore(config.store);
+  const replies = new ReplyChannel({ subscriber, commands, keys, instanceId: ulid().toLowerCase(), silenceMs: 2_000, log });
+  await replies.start();
+  const queues = Array.from({ length: keys.queueShards }, (_, shard) => {
+    const queue = new Queue<CompletionBatch>(COMPLETION_QUEUE, { connection: commands, prefix: keys.queuePrefix(shard), streams: { events: { maxLen: QUEUE_EVENTS_MAX_LEN } } });
+    queue.on('error', onRedisError);
+    return queue;
+  });
+  const outbox = new Outbox(commands, keys);
+  const audit: AuditSink = (event) => outbox.push(event.tenantId, { kind: 'audit', event });
+  const ledger = new BudgetLedger({ redis: commands, keys, spend: storeSpendSource(repository), reservationTtlMs: env.REQUEST_TIMEOUT_MS + 60_000 });
+  // Series are kept only where something can read them.
+  const registry = env.METRICS_PORT === undefined ? null : createMetricsRegistry();
+  const metrics = registry && new WebMetrics(registry, { tenants: env.METRICS_TENANTS, models: new Set([...Object.keys(catalog.models), ...Object.keys(catalog.tiers)]) });
+  if (registry) registerBacklogGauges(registry, { queues, redis: commands, keys, store: repository });
+  const dependencies: Dependency[] = [
+    pinged('redis', () => commands.ping()),
+    pinged('store', () => repository.ping()),
+    workerPresence(commands, keys.workerHeartbeat, env.READY_WORKER_WINDOW_MS),
+  ];
+  const completion: CompletionServices = {
+    env,
+    catalog,
+    prompts: new PromptCache(repository.prompts, PROMPT_CACHE_TTL_MS),
+    settings: new TenantSettingsCache(repository, env.PII_DEFAULT_MODE, env.SETTINGS_CACHE_TTL_MS),
+    limiter: new RateLimiter({ redis: commands, keys }),
+    ledger,
+    idempotency: new IdempotencyStore({ redis: commands, keys, ttlMs: IDEMPOTENCY_TTL_MS }),
+    dispatcher: new CompletionDispatcher({
+      batcher: new JobBatcher(queues, keys, { fairShare: env.TENANT_FAIR_SHARE, maxBatch: env.QUEUE_BATCH_MAX, windowMs: env.QUEUE_BATCH_WINDOW_MS }),
+      replies,
+      commands,
+      keys,
+      deadlines: { queueDeadlineMs: env.QUEUE_DEADLINE_MS, requestTimeoutMs: env.REQUEST_TIMEOUT_MS },
+      log,
+    }),
+    commands,
+    keys,
+    replyChannel: replies.channel,
+    sse: { keepAliveMs: env.SSE_KEEPALIVE_MS, maxBufferedBytes: env.SSE_MAX_BUFFERED_BYTES },
+    audit,
+    metrics,
+  };
+  const connections: Connections = { commands, subscriber, keys, repository, catalog, audit };
+  const { promptAdmin, budgetAdmin } = await adminServices(connections, completion.prompts, completion.settings, ledger);
+  const jwt = createJwtVerifier(env);
+  const authenticator = new Authenticator(new ApiKeyAuthenticator(repository, env.KEY_CACHE_TTL_MS), jwt, new TenantStatusCache(repository.tenants, env.KEY_CACHE_TTL_MS));
+  const { tenantAdmin, keyAdmin } = await accessAdminServices(connections, authenticator, env.OPERATOR_TENANT);
+  let draining = false;
+  const app = await buildApp({
+    config,
+    log,
+    authenticator,
+    completion,
+    // The file's time, not the process's: every web process lists the same `created`.
+    catalogCreated: Math.floor((await stat(env.CATALOG)).mtimeMs / 1000),
+    repository,
+    promptAdmin,
+    budgetAdmin,
+    tenantAdmin,
+    keyAdmin,
+    audit,
+    dependencies,
+    metrics,
+    tracing,
+    draining: () => draining,
+    queues,
+  });
+  const ops = env.METRICS_PORT === undefined ? null : await startOpsListener(env.METRICS_HOST, env.METRICS_PORT, { dependencies, stopping: () => draining, metrics: registry });
+  if (ops) log.info({ opsPort: ops.port }, 'operations listener ready');
+
+  return {
+    app,
+    repository,
+    async close() {
+      draining = true;
+      const timer = setTimeout(() => {
+        log.warn({ open: replies.size }, 'grace period over; closing open connections');
+        app.server.closeAllConnections();
+      }, env.SHUTDOWN_GRACE_MS);
+      // Connections whose response ends during the drain turn idle afterwards; close them as they do.
+      const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+      await app.close();
+      await ops?.close();
+      clearInterval(sweep);
+      clearTimeout(timer);
+      await boundedWait(replies.stop());
+      await boundedWait(Promise.all(queues.map((queue) => queue.close())));
+      await boundedWait(repository.close());
+      await boundedWait(jwt?.close());
+      await closeRedis([commands, subscriber]);
+    },
+  };
+}

@@ -1,0 +1,234 @@
+import type { Job } from 'bullmq';
+import type { Logger } from 'pino';
+import type { CompletionBatch, CompletionJob } from '../infra/queue/completion-job.ts';
+import type { Cancellations } from '../infra/events/cancellations.ts';
+import type { RedisKeys } from '../infra/redis/keys.ts';
+import type { ScriptedRedis } from '../infra/redis/scripts.ts';
+import type { ProviderRegistry } from '../providers/registry.ts';
+import type { ProviderTarget } from '../providers/types.ts';
+import type { CatalogModel } from '../domain/catalog/schema.ts';
+import type { Outbox } from '../infra/outbox/outbox.ts';
+import type { UsageStatus } from '../infra/store/repository.ts';
+import { ClientClosedRequestError, ProviderFailedError, type GatewayError } from '../errors/gateway-error.ts';
+import { EventPublisher, type RequestEnding } from '../infra/events/event-publisher.ts';
+import { readEventLog, type EventLogState } from '../infra/events/event-log.ts';
+import { cancelledWhileQueued } from '../infra/events/cancel-marks.ts';
+import { groupPayloads } from '../infra/events/completion-events.ts';
+import { toClientError } from './upstream-failure.ts';
+import type { FinalEvent, OperationRunner, RunContext, RunTrace } from '../operations/runner.ts';
+import { RUNNERS } from '../operations/runners.ts';
+import { resolveUsage, type ResolvedUsage } from '../operations/usage.ts';
+import { callWithRetries } from './call-upstream.ts';
+import { buildUsageRecord } from './usage-record.ts';
+import { backoffDelay, type RetryPolicy } from './retry.ts';
+import { isUpstreamError } from '../providers/shared/upstream-error.ts';
+import type { BudgetLedger } from '../domain/budget/budget-ledger.ts';
+import { IDEMPOTENCY_TTL_MS } from '../web/admission/idempotency-step.ts';
+import type { WorkerMetrics } from '../infra/metrics/worker-metrics.ts';
+import type { Tracing } from '../infra/tracing/tracing.ts';
+import { inRequestSpan, recordRunOutcome } from '../infra/tracing/request-span.ts';
+
+/** What the processor needs, built once by the worker's composition root. */
+export interface ProcessorDeps {
+  redis: ScriptedRedis;
+  keys: RedisKeys;
+  targets: ReadonlyMap<string, ProviderTarget>;
+  models: Readonly<Record<string, CatalogModel>>;
+  providers: ProviderRegistry;
+  policy: RetryPolicy;
+  eventsTtlMs: number;
+  /** Lifetime of a finished request's events: long enough for gap repair and for a stalled job's re-run to see it finished. */
+  finishedEventsTtlMs: number;
+  outbox: Outbox;
+  ledger: BudgetLedger;
+  /** Cancellations of single requests, which may come before their job starts. */
+  cancellations: Cancellations;
+  /** Null when the process keeps no metrics (no METRICS_PORT). */
+  metrics: WorkerMetrics | null;
+  /** Off: requests run with no span. */
+  tracing: Tracing;
+  log: Logger;
+}
+
+/** How a run ended: a final event, or the error that ends the request's events (a cancelled one's is never read). */
+type Ending = { status: UsageStatus; error: null; final: FinalEvent } | { status: UsageStatus; error: GatewayError; final: null };
+
+/**
+ * Queues the usage record, then ends the request: its last event, the settlement and the
+ * idempotency claim in one call. The record is in the outbox before the client can see the
+ * answer, so a job that dies in between is re-run rather than left unrecorded. Each write is
+ * retried while Redis is unreachable: the upstream has answered, and a master away for a few
+ * seconds must not lose the record, the settlement or the answer.
+ */
+async function finish(deps: ProcessorDeps, ctx: RequestRun, ending: Ending): Promise<void> {
+  // An answer costs its prompt even when it produced no text (embeddings, an empty completion).
+  const produced = ending.status === 'succeeded' || ctx.trace.text !== '' || ctx.trace.reported !== null;
+  const usage = produced ? ctx.usage() : null;
+  // A cancelled request's error is never read; its record says only that it was cancelled.
+  const errorCode = ending.status === 'cancelled' ? null : (ending.error?.code ?? null);
+  const record = buildUsageRecord(ctx.data, ctx.trace, { status: ending.status, errorCode, usage, startedAt: ctx.startedAt, endedAt: Date.now() }, deps.models);
+  const claim = ctx.data.idempotencyKey;
+  const requestEnding: RequestEnding = {
+    outbox: deps.outbox.entry(record.tenantId, { kind: 'usage', record }),
+    settlement: deps.ledger.settlement(record.tenantId, record.requestId, ctx.data.budgetKeys, record.costMicros),
+    // A charged or successful request keeps its key (retries replay it); an uncharged failure frees it for a retry.
+    claim: claim ? { key: claim, action: record.status === 'succeeded' || record.costMicros > 0 ? 'complete' : 'release' } : null,
+  };
+  if (ending.final) await ctx.publisher.finish(ending.final.type, ending.final.payload, requestEnding);
+  else await ctx.publisher.finishWithError(ending.error, requestEnding);
+  deps.metrics?.finished(record);
+  recordRunOutcome(deps.tracing, record, ctx.trace.attempts);
+  deps.log.info({ requestId: record.requestId, tenantId: record.tenantId, model: record.model, status: record.status, errorCode: record.errorCode, totalTokens: record.totalTokens, usageSource: record.usageSource, costMicros: record.costMicros, queueWaitMs: record.queueWaitMs, latencyMs: record.latencyMs }, 'completion finished');
+}
+
+/** The client's error for a failed run, logged; a provider refusing our key is logged as the operator's problem it is. */
+function failure(deps: ProcessorDeps, data: CompletionJob, trace: RunTrace, error: unknown): GatewayError {
+  const attempts = Math.max(1, trace.attempts);
+  const model = trace.target?.alias ?? data.candidates[0] ?? data.requestedModel;
+  const clientError = toClientError(error, { attempts, model, fallbackRetryAfterMs: backoffDelay(deps.policy, attempts, () => 0) });
+  if (isUpstreamError(error) && error.kind === 'unauthorized') {
+    deps.log.error({ err: error, requestId: data.requestId, model }, `the provider of '${model}' refused the gateway's key (HTTP ${error.status}): check the model's api_key_env`);
+  } else {
+    deps.log.warn({ err: error, requestId: data.requestId, code: clientError.code }, 'completion failed');
+  }
+  return clientError;
+}
+
+/** One request as the processor follows it: its job, its publisher and trace, when it started. */
+interface RequestRun {
+  data: CompletionJob;
+  trace: RunTrace;
+  startedAt: number;
+  publisher: EventPublisher;
+  usage(): ResolvedUsage;
+}
+
+/** The runner of a job's operation; jobs queued before operations existed are chat completions. */
+function runnerOf(data: CompletionJob): OperationRunner<CompletionJob> {
+  return RUNNERS[data.operation ?? 'chat'] as OperationRunner<CompletionJob>;
+}
+
+function requestRun(deps: ProcessorDeps, data: CompletionJob, runner: OperationRunner<CompletionJob>, publisher: EventPublisher, trace: RunTrace): RequestRun {
+  return { data, trace, publisher, startedAt: Date.now(), usage: () => resolveUsage(trace.reported, () => data.promptTokens ?? runner.countPrompt(data), trace.text) };
+}
+
+function targetsOf(deps: ProcessorDeps, data: CompletionJob): ProviderTarget[] {
+  return data.candidates.map((alias) => {
+    const target = deps.targets.get(alias);
+    if (!target) throw new Error(`catalog alias '${alias}' is unknown to this worker; are web and worker on the same catalog?`);
+    return target;
+  });
+}
+
+/** One upstream attempt, timed for the metrics whatever its outcome. */
+async function timedAttempt<T>(metrics: WorkerMetrics, target: ProviderTarget, signal: AbortSignal, call: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  try {
+    const value = await call();
+    metrics.attempted(target, (performance.now() - started) / 1000, undefined, false);
+    return value;
+  } catch (error) {
+    metrics.attempted(target, (performance.now() - started) / 1000, error, signal.aborted);
+    throw error;
+  }
+}
+
+/** What a runner works with: the request's run, the providers, and its attempts recorded in the trace. */
+function runContext(deps: ProcessorDeps, run: RequestRun, signal: AbortSignal): RunContext {
+  const { data, trace } = run;
+  return {
+    data,
+    providers: deps.providers,
+    signal,
+    trace,
+    attempt: (call, mayRetry) => {
+      let previous: ProviderTarget | null = null;
+      return callWithRetries(targetsOf(deps, data), deps.policy, signal, (target, timeoutMs) => {
+        deps.metrics?.attempting(target, previous);
+        previous = target;
+        trace.target = target;
+        trace.attempts++;
+        return deps.metrics ? timedAttempt(deps.metrics, target, signal, () => call(target, timeoutMs)) : call(target, timeoutMs);
+      }, mayRetry);
+    },
+    emit: (...payloads) => {
+      if (payloads.length === 0) return;
+      run.publisher.emit(groupPayloads(payloads));
+      trace.firstChunkAt ??= Date.now();
+    },
+    usage: run.usage,
+  };
+}
+
+/** A re-run of a stream whose first run died after chunks reached the client: end it, and record what was sent. */
+async function endInterrupted(deps: ProcessorDeps, run: RequestRun, log: EventLogState): Promise<void> {
+  run.trace.target = (log.streamedModel && deps.targets.get(log.streamedModel)) || null;
+  run.trace.text = log.streamedText;
+  // For the client the provider call broke off, like any other mid-stream failure: 502, a retry is its to decide.
+  const error = new ProviderFailedError('The stream was interrupted: the worker relaying it stopped mid-stream, and the partial output cannot be continued.');
+  await finish(deps, run, { status: 'failed', error, final: null });
+}
+
+/**
+ * One request of a job. BullMQ is at-least-once, so a job whose worker died runs again: the
+ * re-run continues the sequence numbers, does nothing when the first run finished, and ends a
+ * stream that already reached the client with an error instead of repeating it. A request
+ * cancelled before it started ends at once, as cancelled, without calling the upstream.
+ */
+async function runRequest(deps: ProcessorDeps, data: CompletionJob, rerun: boolean, signal: AbortSignal): Promise<void> {
+  const runner = runnerOf(data);
+  const log = rerun ? await readEventLog(deps.redis, deps.keys, data, runner.readChunk) : null;
+  if (log?.finished) return;
+  // An idempotent request's events are its stored response: they live as long as its key. Other
+  // requests' events only serve gap repair, which needs them until shortly after the last one.
+  const ttlMs = data.idempotencyKey ? IDEMPOTENCY_TTL_MS : deps.eventsTtlMs;
+  const finalTtlMs = data.idempotencyKey ? IDEMPOTENCY_TTL_MS : deps.finishedEventsTtlMs;
+  const publisher = new EventPublisher({ redis: deps.redis, keys: deps.keys, tenantId: data.tenantId, requestId: data.requestId, channel: data.replyChannel, ttlMs, finalTtlMs, lastSeq: log?.lastSeq ?? 0 });
+  const trace: RunTrace = { target: null, attempts: log?.sentChunks ? 1 : 0, text: '', reported: null, firstChunkAt: null };
+  const run = requestRun(deps, data, runner, publisher, trace);
+  if (log?.sentChunks) return endInterrupted(deps, run, log);
+  let ending: Ending;
+  try {
+    if (signal.aborted) throw signal.reason;
+    ending = { status: 'succeeded', error: null, final: await runner.run(runContext(deps, run, signal)) };
+  } catch (error) {
+    if (signal.aborted) {
+      ending = { status: 'cancelled', error: new ClientClosedRequestError(), final: null };
+    } else {
+      ending = { status: 'failed', error: failure(deps, data, trace, error), final: null };
+    }
+  }
+  await finish(deps, run, ending);
+}
+
+/**
+ * The BullMQ processor for completion jobs: every request of the job at once, each with its
+ * own signal (its client may go away alone). It must declare three parameters: BullMQ passes
+ * the cancellation signal only to processors whose `length` is at least 3.
+ */
+export function createCompletionProcessor(deps: ProcessorDeps) {
+  return async (job: Job<CompletionBatch>, _token: string | undefined, signal: AbortSignal | undefined): Promise<void> => {
+    if (!signal) throw new Error('BullMQ passed no abort signal; cancellation would not reach the upstream call');
+    const rerun = job.attemptsStarted > 1;
+    const { requests } = job.data;
+    // Unreadable marks must not fail the whole job: the broadcast still reaches a running request.
+    const cancelled = await cancelledWhileQueued(deps.redis, deps.keys, requests).catch((error: unknown) => {
+      deps.log.warn({ err: error, jobId: job.id }, 'reading the cancellation marks failed; running every request of the job');
+      return [];
+    });
+    for (const requestId of cancelled) deps.cancellations.cancel(requestId);
+    const runs = requests.map(async (data) => {
+      deps.metrics?.runStarted();
+      try {
+        const requestSignal = deps.cancellations.start(data.requestId, signal);
+        await (deps.tracing.enabled ? inRequestSpan(deps.tracing, data, () => runRequest(deps, data, rerun, requestSignal)) : runRequest(deps, data, rerun, requestSignal));
+      } finally {
+        deps.cancellations.end(data.requestId);
+        deps.metrics?.runEnded();
+      }
+    });
+    // Every request runs to its end before the job does; then the first failure fails the job.
+    const failed = (await Promise.allSettled(runs)).find((run) => run.status === 'rejected');
+    if (failed) throw failed.reason;
+  };
+}

@@ -1,0 +1,53 @@
+import type { CompletionJob } from '../infra/queue/completion-job.ts';
+import type { CatalogModel } from '../domain/catalog/schema.ts';
+import { costMicros } from '../domain/catalog/pricing.ts';
+import type { UsageRecord, UsageStatus } from '../infra/store/repository.ts';
+import type { Usage } from '../wire/openai-chat.ts';
+import type { ResolvedUsage } from '../operations/usage.ts';
+import type { RunTrace } from '../operations/runner.ts';
+
+const NO_USAGE: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+
+/**
+ * The usage record of a job that reached the provider stage. A request that produced
+ * nothing (no text, no counts from the provider) records zero tokens and zero cost.
+ */
+export function buildUsageRecord(
+  data: CompletionJob,
+  trace: RunTrace,
+  outcome: { status: UsageStatus; errorCode: string | null; usage: ResolvedUsage | null; startedAt: number; endedAt: number },
+  models: Readonly<Record<string, CatalogModel>>,
+): UsageRecord {
+  const alias = trace.target?.alias ?? data.candidates[0] ?? data.requestedModel;
+  const model = models[alias];
+  const usage = outcome.usage?.usage ?? NO_USAGE;
+  return {
+    requestId: data.requestId,
+    tenantId: data.tenantId,
+    keyId: data.keyId,
+    feature: data.feature,
+    operation: data.operation,
+    requestedModel: data.requestedModel,
+    model: alias,
+    provider: trace.target?.provider ?? model?.provider ?? 'unknown',
+    upstreamModel: trace.target?.upstreamModel ?? model?.upstream_model ?? 'unknown',
+    promptName: data.prompt?.name ?? null,
+    promptVersion: data.prompt?.version ?? null,
+    promptTokens: usage.prompt_tokens,
+    completionTokens: usage.completion_tokens,
+    totalTokens: usage.total_tokens,
+    cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
+    cacheWriteTokens: usage.prompt_tokens_details?.cache_write_tokens ?? 0,
+    reasoningTokens: usage.completion_tokens_details?.reasoning_tokens ?? 0,
+    usageSource: outcome.usage?.source ?? 'estimated',
+    costMicros: model ? costMicros(model, usage) : 0,
+    status: outcome.status,
+    errorCode: outcome.errorCode,
+    queueWaitMs: Math.max(0, outcome.startedAt - data.enqueuedAt),
+    ttftMs: trace.firstChunkAt === null ? null : trace.firstChunkAt - data.enqueuedAt,
+    latencyMs: Math.max(0, outcome.endedAt - data.enqueuedAt),
+    stream: data.stream,
+    piiFlags: data.piiFlags,
+    createdAt: new Date(data.enqueuedAt),
+  };
+}
