@@ -54,7 +54,8 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
   const serverArgs = [binary, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction', '--loglevel', 'warning'];
   const [command, ...args] = options.cpus === undefined ? serverArgs : ['taskset', '-c', options.cpus, ...serverArgs];
   const child = spawn(command as string, args, { stdio: ['ignore', 'ignore', 'inherit'] });
-  let spawnError: Error | null = null;
+  // Set by the 'error' listener, which control-flow analysis does not follow: without the cast it stays `null` to the checker.
+  let spawnError = null as Error | null;
   child.once('error', (error) => {
     spawnError = error;
   });

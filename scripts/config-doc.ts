@@ -49,7 +49,7 @@ function acceptedOf(schema: TSchema): string {
 /** The page for a schema of environment variables: one row per variable, in the schema's order. */
 export function renderConfigDoc(schema: TSchema = EnvSchema): string {
   const properties = schema.properties as Record<string, TSchema>;
-  const required = new Set<string>(schema.required ?? []);
+  const required = new Set<string>((schema.required as string[] | undefined) ?? []);
   const rows = Object.entries(properties).map(
     ([name, property]) => `| \`${name}\` | ${defaultOf(property, required.has(name))} | ${cell(acceptedOf(property))} | ${cell(String(property.description ?? ''))} |`,
   );

@@ -120,7 +120,7 @@ function parseEnv<T extends TSchema>(schema: T, source: EnvSource): Static<T> {
   const converted = Value.Convert(schema, Value.Default(schema, known));
   const problem = firstProblem(schema, converted);
   if (problem) throw new ConfigError(problem);
-  return converted as Static<T>;
+  return converted;
 }
 
 const StoreEnvSchema = Type.Pick(EnvSchema, ['DATABASE_URL', 'MONGODB_URI']);

@@ -199,7 +199,7 @@ const COMMANDS: readonly CommandSpec[] = [
     options: ['tenant', 'rpm', 'tpm', 'key-rpm', 'key-tpm', 'max-queued'],
     build: (_args, options) => {
       const tenant = required(options, 'tenant');
-      const count = (name: 'rpm' | 'tpm' | 'key-rpm' | 'key-tpm' | 'max-queued', min: number) => (options[name] === undefined ? undefined : parseCount(name, options[name] as string, min, MAX_STORED_INTEGER));
+      const count = (name: 'rpm' | 'tpm' | 'key-rpm' | 'key-tpm' | 'max-queued', min: number) => (options[name] === undefined ? undefined : parseCount(name, options[name], min, MAX_STORED_INTEGER));
       const limits = { rpm: count('rpm', 0), tpm: count('tpm', 0), keyRpm: count('key-rpm', 0), keyTpm: count('key-tpm', 0), maxQueued: count('max-queued', 1) };
       return (ctx, io) => setPlanCommand(ctx, tenant, limits, io);
     },

@@ -1,62 +1,98 @@
 /**
- * The operation seam, web half: what a route asks of the gateway (a chat completion, embeddings,
- * an Anthropic message, a response). One admission chain (src/web/admission/handle-request.ts) serves
- * every operation; each supplies what differs: how its body resolves to models and tokens, which of
- * its texts the PII policy reads, what its job carries and how its stream is framed.
+ * An operation as one declarative module: what a route asks of the gateway (a chat completion,
+ * embeddings, an Anthropic message, a response) and every fact the gateway needs of it, in one
+ * object. The list in index.ts feeds every place that needs "every operation": the routes and
+ * their OpenAPI entries, the permissions, the runner a job's kind picks, the span names, the job and
+ * usage kinds.
  */
-import type { IncomingHttpHeaders } from 'node:http';
-import type { CatalogEntry } from '../domain/catalog/load-catalog.ts';
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import type { PermissionRule } from '../domain/access/roles.ts';
 import type { CatalogFile } from '../domain/catalog/schema.ts';
-import type { PromptCache } from '../domain/prompts/prompt-cache.ts';
-import type { JobPayload, OperationName } from '../infra/queue/completion-job.ts';
-import type { SseFraming } from './sse-framing.ts';
+import type { JobCommon } from '../infra/queue/job.ts';
+import type { ErrorDialect, RouteDoc } from '../wire/route-doc.ts';
+import type { OperationRunner } from './runner.ts';
+import type { WebOperation } from './web-operation.ts';
 
-export type { OperationName } from '../infra/queue/completion-job.ts';
+/** A role's right to call an operation (`chat.create`), with its rule. */
+export interface OperationPermission<Name extends string = string> extends PermissionRule {
+  readonly name: Name;
+}
 
-/** What resolving a request may read besides its body. */
-export interface PlanContext {
+/** The GenAI semantic conventions' `gen_ai.operation.name` of an operation's requests. */
+export type GenAiOperationName = 'chat' | 'embeddings';
+
+/** What a side route's answer may read besides its request. */
+export interface SideRouteContext {
   catalog: CatalogFile;
-  prompts: PromptCache;
-  tenantId: string;
-  headers: IncomingHttpHeaders;
 }
 
-/** What an operation found out about one validated request before admission. */
-export interface RequestPlan<Body> {
-  /** The body to run: a named prompt's templates applied; the PII policy has not read it yet. */
+/** A side route's request: its validated body (undefined on a route without one) and its path parameters. */
+export interface SideRequest<Body> {
   body: Body;
-  /** The alias the client asked for (a model or a tier). */
-  requestedModel: string;
-  /** The catalog models that can serve it, in order. */
-  candidates: CatalogEntry[];
-  /** Prompt tokens, when they had to be counted (the worker then need not count them again). */
-  promptTokens: number | undefined;
-  /** Prompt tokens as estimated without the tokenizer: what rate limits and the budget charge when they were not counted. */
-  promptEstimate: number;
-  /** The output tokens the client allows; null: the model's own maximum. */
-  maxOutputTokens: number | null;
-  stream: boolean;
-  /** The named prompt version the request came from. */
-  prompt: { name: string; version: number } | null;
+  params: Readonly<Record<string, string>>;
 }
-
-/** Replaces one text of a body; `param` says where it is, as the client would name it. */
-export type TextReplacer = (text: string, param: string) => string;
 
 /**
- * One operation as the web tier serves it: `Body` as the door validated it, `Planned` the body to
- * run once resolved (for chat, a named prompt's request becomes a plain one).
+ * A route of an operation that the web tier answers itself, without a job (Anthropic's token
+ * count, the refusal to read a stored response). It takes its operation's permission and dialect.
  */
-export interface WebOperation<Body, Planned = Body> {
-  readonly name: OperationName;
-  /** The route; an idempotency key's fingerprint includes it, so a key is never reused across routes. */
+export interface SideRoute<BodySchema extends TSchema = TSchema> {
+  readonly method: 'GET' | 'POST' | 'DELETE';
   readonly path: string;
-  /** How its stream is written, and its errors after the stream began. */
-  readonly framing: SseFraming;
-  /** Resolves the request's model and counts (refusing what no candidate can serve), before any Redis call. */
-  plan(body: Body, context: PlanContext): RequestPlan<Planned> | Promise<RequestPlan<Planned>>;
-  /** The body with each text a provider reads passed through `replace` (the PII policy's scan and mask). */
-  mapTexts(body: Planned, replace: TextReplacer): Planned;
-  /** What the job carries for this operation: its name, the body to forward, its options. */
-  jobPayload(body: Planned, plan: RequestPlan<Planned>): JobPayload;
+  /** Its body's schema; a route with one reads it as its operation's own route does. */
+  readonly body?: BodySchema;
+  readonly doc: RouteDoc;
+  /** The answer's JSON body; a GatewayError thrown is the answer's error. */
+  answer(request: SideRequest<Static<BodySchema>>, context: SideRouteContext): unknown;
+}
+
+/**
+ * One operation: `Kind` names its jobs and usage records, `BodySchema` validates its route's body,
+ * `Planned` is the body once resolved, `PayloadSchema` what its job carries besides the common fields,
+ * `Permission` the right its routes require.
+ */
+export interface Operation<
+  Kind extends string = string,
+  BodySchema extends TSchema = TSchema,
+  Planned = unknown,
+  PayloadSchema extends TObject = TObject,
+  Permission extends string = string,
+> {
+  /** The job kind and the usage kind of its requests: a job's `operation`, a usage record's. */
+  readonly name: Kind;
+  readonly method: 'POST';
+  /** Its route; an idempotency key's fingerprint includes it, so a key is never reused across routes. */
+  readonly path: string;
+  readonly body: BodySchema;
+  /** Its route's entry in the OpenAPI document. */
+  readonly doc: RouteDoc;
+  readonly permission: OperationPermission<Permission>;
+  /**
+   * Whose API it speaks at the door: the envelope of its errors and, for Anthropic's, the key in
+   * `x-api-key`, the `request-id` header and the `anthropic-version` check.
+   */
+  readonly dialect: ErrorDialect;
+  /** Its web half: resolution, the texts the PII policy reads, its job payload, its stream framing. */
+  readonly web: WebOperation<Static<BodySchema>, Planned, Static<PayloadSchema>>;
+  /** What its job carries besides the fields every job has. */
+  readonly payload: PayloadSchema;
+  /** Its worker half: how its job runs. */
+  readonly runner: OperationRunner<JobCommon & Static<PayloadSchema>>;
+  /** The name of its requests' spans (`chat svc-flash`). */
+  readonly genAiOperation: GenAiOperationName;
+  /** Routes of its own the web tier answers without a job. */
+  readonly sideRoutes?: readonly SideRoute[];
+}
+
+/** A list of operations, as the web and worker roots are given it. */
+export type Operations = readonly Operation[];
+
+/**
+ * An operation as its module declares it, its parts checked against each other: the web half
+ * reads the body the schema validates and makes the payload the runner reads.
+ */
+export function defineOperation<const Kind extends string, BodySchema extends TSchema, Planned, PayloadSchema extends TObject, const Permission extends string>(
+  operation: Operation<Kind, BodySchema, Planned, PayloadSchema, Permission>,
+): Operation<Kind, BodySchema, Planned, PayloadSchema, Permission> {
+  return operation;
 }

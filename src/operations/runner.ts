@@ -1,12 +1,12 @@
 /**
- * The operation seam, worker half: how a job of each operation runs. The processor
- * (src/worker/job-processor.ts) does what every operation shares (re-runs, cancellation, the
- * usage record, settlement, the last event); a runner calls the providers and emits the events in
- * its client's dialect.
+ * The operation seam, worker half: how a job of each operation runs. The worker's job processor
+ * (job-processor.ts) does what every operation shares (re-runs, cancellation, the usage record,
+ * settlement, the last event); a runner calls the providers and emits the events in its client's
+ * dialect.
  */
 import type { ProviderRegistry } from '../providers/registry.ts';
 import type { ProviderTarget } from '../providers/types.ts';
-import type { CompletionJob } from '../infra/queue/completion-job.ts';
+import type { JobCommon } from '../infra/queue/job.ts';
 import type { Usage } from '../wire/openai-chat.ts';
 import type { ResolvedUsage } from './usage.ts';
 
@@ -29,7 +29,7 @@ export interface RunTrace {
 }
 
 /** One request's run: its job, the worker's providers, its abort signal and trace. */
-export interface RunContext<Job extends CompletionJob = CompletionJob> {
+export interface RunContext<Job extends JobCommon = JobCommon> {
   readonly data: Job;
   readonly providers: ProviderRegistry;
   readonly signal: AbortSignal;
@@ -63,7 +63,7 @@ export interface SentChunk {
 }
 
 /** One operation as the worker runs it. */
-export interface OperationRunner<Job extends CompletionJob> {
+export interface OperationRunner<Job extends JobCommon> {
   run(ctx: RunContext<Job>): Promise<FinalEvent>;
   /** The prompt's tokens by the tokenizer, for a provider that reports none. */
   countPrompt(data: Job): number;

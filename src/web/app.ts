@@ -3,7 +3,7 @@ import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Authenticator } from './auth/authenticator.ts';
-import type { CompletionServices } from './admission/handle-request.ts';
+import type { RequestServices } from './admission/handle-request.ts';
 import type { BudgetAdminDeps } from '../domain/budget/budget-admin.ts';
 import type { Repository } from '../infra/store/repository.ts';
 import type { PromptAdminDeps } from '../domain/prompts/prompt-admin.ts';
@@ -15,11 +15,8 @@ import { newRequestId } from './request-id.ts';
 import { clientErrorHandler, errorsPlugin, frameworkErrorHandler } from './plugins/errors.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { requestBoundsPlugin } from './plugins/request-bounds.ts';
-import { chatCompletionsRoutes } from './routes/v1/chat-completions.ts';
-import { embeddingsRoutes } from './routes/v1/embeddings.ts';
+import { operationRoutes } from './routes/v1/operation-routes.ts';
 import { modelRoutes } from './routes/v1/models.ts';
-import { messagesRoutes } from './routes/v1/messages.ts';
-import { responsesRoutes } from './routes/v1/responses.ts';
 import { healthRoutes } from './routes/health.ts';
 import { tracingPlugin } from './plugins/tracing.ts';
 import type { Tracing } from '../infra/tracing/tracing.ts';
@@ -32,14 +29,18 @@ import { auditRoutes } from './routes/v1/audit.ts';
 import { internalRoutes } from './routes/internal/index.ts';
 import { openapiPlugin } from './openapi/openapi-plugin.ts';
 import { QUEUE_BOARD_PREFIX, queueBoardPlugin } from './plugins/queue-board.ts';
-import type { CompletionBatch } from '../infra/queue/completion-job.ts';
+import type { JobBatch } from '../infra/queue/job.ts';
+import type { Operations } from '../operations/operation.ts';
+import { permissionsOf } from './auth/permissions.ts';
 
 /** Everything the web app uses, built by the composition root (src/web/web-tier.ts) or a test. */
 export interface AppDeps {
   config: Config;
   log: Logger;
   authenticator: Authenticator;
-  completion: CompletionServices;
+  /** The operations served, each at its routes (src/operations/index.ts lists the gateway's). */
+  operations: Operations;
+  requests: RequestServices;
   /** When the catalog was written (Unix seconds): the `created` of every model in /v1/models. */
   catalogCreated: number;
   repository: Repository;
@@ -56,8 +57,8 @@ export interface AppDeps {
   tracing: Tracing;
   /** True once SIGTERM arrived: new requests are refused with 503. */
   draining: () => boolean;
-  /** The completion queue, one per shard, for the queue board. */
-  queues: ReadonlyArray<Queue<CompletionBatch>>;
+  /** The request queue, one per shard, for the queue board. */
+  queues: ReadonlyArray<Queue<JobBatch>>;
 }
 
 // How often Node looks for clients past their headers and request timeouts.
@@ -103,17 +104,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(errorsPlugin, { bodyLimit: env.BODY_LIMIT_BYTES });
   await app.register(requestBoundsPlugin);
-  await app.register(authPlugin, { authenticator: deps.authenticator, audit: deps.audit, operatorTenant: env.OPERATOR_TENANT });
-  await app.register(openapiPlugin);
+  await app.register(authPlugin, { authenticator: deps.authenticator, audit: deps.audit, operatorTenant: env.OPERATOR_TENANT, permissions: permissionsOf(deps.operations) });
+  await app.register(openapiPlugin, { operations: deps.operations });
   await app.register(healthRoutes, { dependencies: deps.dependencies });
-  await app.register(chatCompletionsRoutes, { services: deps.completion, bodyLimit: env.BODY_LIMIT_BYTES });
-  await app.register(embeddingsRoutes, { services: deps.completion, bodyLimit: env.BODY_LIMIT_BYTES });
-  await app.register(messagesRoutes, { services: deps.completion, bodyLimit: env.BODY_LIMIT_BYTES });
-  await app.register(responsesRoutes, { services: deps.completion, bodyLimit: env.BODY_LIMIT_BYTES });
-  await app.register(modelRoutes, { catalog: deps.completion.catalog, created: deps.catalogCreated });
-  await app.register(promptRoutes, { prompts: deps.completion.prompts });
+  for (const operation of deps.operations) await app.register(operationRoutes, { operation, services: deps.requests, bodyLimit: env.BODY_LIMIT_BYTES });
+  await app.register(modelRoutes, { catalog: deps.requests.catalog, created: deps.catalogCreated });
+  await app.register(promptRoutes, { prompts: deps.requests.prompts });
   await app.register(usageRoutes, { usage: deps.repository.usage });
-  await app.register(budgetRoutes, { ledger: deps.completion.ledger, settings: deps.completion.settings });
+  await app.register(budgetRoutes, { ledger: deps.requests.ledger, settings: deps.requests.settings });
   await app.register(auditRoutes, { audit: deps.repository.audit });
   await app.register(internalRoutes, {
     prefix: '/internal/v1',
@@ -122,7 +120,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     piiAdmin: { repository: deps.repository, audit: deps.audit, invalidate: deps.budgetAdmin.invalidate },
     tenantAdmin: deps.tenantAdmin,
     keyAdmin: deps.keyAdmin,
-    settings: deps.completion.settings,
+    settings: deps.requests.settings,
     audit: deps.repository.audit,
   });
   await app.register(queueBoardPlugin, { prefix: QUEUE_BOARD_PREFIX, queues: deps.queues });

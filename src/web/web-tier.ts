@@ -13,17 +13,19 @@ import { TenantStatusCache } from './auth/tenant-status.ts';
 import type { KeyAdminDeps } from '../domain/access/key-admin.ts';
 import type { TenantAdminDeps } from '../domain/tenants/tenant-admin.ts';
 import { createJwtVerifier } from './auth/jwt/jwt-verifier.ts';
-import { CompletionDispatcher } from '../infra/queue/dispatcher.ts';
+import { RequestDispatcher } from '../infra/queue/dispatcher.ts';
 import { JobBatcher } from '../infra/queue/job-batcher.ts';
-import type { CompletionServices } from './admission/handle-request.ts';
+import type { RequestServices } from './admission/handle-request.ts';
 import { createStore } from '../infra/store/create-store.ts';
 import type { Repository } from '../infra/store/repository.ts';
-import { createRedisKeys, COMPLETION_QUEUE, QUEUE_EVENTS_MAX_LEN, type RedisKeys } from '../infra/redis/keys.ts';
+import { createRedisKeys, REQUEST_QUEUE, QUEUE_EVENTS_MAX_LEN, type RedisKeys } from '../infra/redis/keys.ts';
 import { type RedisClient, assertNoEviction, boundedWait, closeRedis, connectRedis } from '../infra/redis/connections.ts';
 import { defineScripts } from '../infra/redis/scripts.ts';
 import { ReplyChannel } from '../infra/events/reply-channel.ts';
 import { listenForInvalidations } from '../infra/redis/invalidations.ts';
-import type { CompletionBatch } from '../infra/queue/completion-job.ts';
+import type { JobBatch } from '../infra/queue/job.ts';
+import { OPERATIONS } from '../operations/index.ts';
+import type { Operations } from '../operations/operation.ts';
 import { Outbox } from '../infra/outbox/outbox.ts';
 import type { AuditSink } from '../domain/audit/audit-event.ts';
 import { PromptCache, cacheKey } from '../domain/prompts/prompt-cache.ts';
@@ -92,8 +94,8 @@ async function accessAdminServices(c: Connections, authenticator: Authenticator,
   return { tenantAdmin, keyAdmin };
 }
 
-/** The web process's composition root: connections, store, catalog and app, built once. */
-export async function startWebTier(config: Config, log: Logger, tracing: Tracing = TRACING_OFF): Promise<WebTier> {
+/** The web process's composition root: connections, store, catalog and app, built once; the app serves `operations`. */
+export async function startWebTier(config: Config, log: Logger, tracing: Tracing = TRACING_OFF, operations: Operations = OPERATIONS): Promise<WebTier> {
   const { env } = config;
   const catalog = await loadCatalogFile(env.CATALOG);
   const keys = createRedisKeys(env.REDIS_PREFIX, env.QUEUE_SHARDS);
@@ -105,7 +107,7 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
   const replies = new ReplyChannel({ subscriber, commands, keys, instanceId: ulid().toLowerCase(), silenceMs: 2_000, log });
   await replies.start();
   const queues = Array.from({ length: keys.queueShards }, (_, shard) => {
-    const queue = new Queue<CompletionBatch>(COMPLETION_QUEUE, { connection: commands, prefix: keys.queuePrefix(shard), streams: { events: { maxLen: QUEUE_EVENTS_MAX_LEN } } });
+    const queue = new Queue<JobBatch>(REQUEST_QUEUE, { connection: commands, prefix: keys.queuePrefix(shard), streams: { events: { maxLen: QUEUE_EVENTS_MAX_LEN } } });
     queue.on('error', onRedisError);
     return queue;
   });
@@ -121,7 +123,7 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
     pinged('store', () => repository.ping()),
     workerPresence(commands, keys.workerHeartbeat, env.READY_WORKER_WINDOW_MS),
   ];
-  const completion: CompletionServices = {
+  const requests: RequestServices = {
     env,
     catalog,
     prompts: new PromptCache(repository.prompts, PROMPT_CACHE_TTL_MS),
@@ -129,7 +131,7 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
     limiter: new RateLimiter({ redis: commands, keys }),
     ledger,
     idempotency: new IdempotencyStore({ redis: commands, keys, ttlMs: IDEMPOTENCY_TTL_MS }),
-    dispatcher: new CompletionDispatcher({
+    dispatcher: new RequestDispatcher({
       batcher: new JobBatcher(queues, keys, { fairShare: env.TENANT_FAIR_SHARE, maxBatch: env.QUEUE_BATCH_MAX, windowMs: env.QUEUE_BATCH_WINDOW_MS }),
       replies,
       commands,
@@ -145,7 +147,7 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
     metrics,
   };
   const connections: Connections = { commands, subscriber, keys, repository, catalog, audit };
-  const { promptAdmin, budgetAdmin } = await adminServices(connections, completion.prompts, completion.settings, ledger);
+  const { promptAdmin, budgetAdmin } = await adminServices(connections, requests.prompts, requests.settings, ledger);
   const jwt = createJwtVerifier(env);
   const authenticator = new Authenticator(new ApiKeyAuthenticator(repository, env.KEY_CACHE_TTL_MS), jwt, new TenantStatusCache(repository.tenants, env.KEY_CACHE_TTL_MS));
   const { tenantAdmin, keyAdmin } = await accessAdminServices(connections, authenticator, env.OPERATOR_TENANT);
@@ -154,7 +156,8 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
     config,
     log,
     authenticator,
-    completion,
+    operations,
+    requests,
     // The file's time, not the process's: every web process lists the same `created`.
     catalogCreated: Math.floor((await stat(env.CATALOG)).mtimeMs / 1000),
     repository,

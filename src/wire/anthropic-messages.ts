@@ -172,6 +172,12 @@ export const OutputConfigSchema = Type.Object(
   OPEN,
 );
 
+/**
+ * The `anthropic-version` header: the API version a client speaks. It has been 2023-06-01 since,
+ * and any date is taken.
+ */
+export const ANTHROPIC_VERSION = /^\d{4}-\d{2}-\d{2}$/;
+
 /** The body of POST /v1/messages. */
 export const MessagesRequestSchema = Type.Object(
   {

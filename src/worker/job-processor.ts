@@ -1,6 +1,8 @@
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
-import type { CompletionBatch, CompletionJob } from '../infra/queue/completion-job.ts';
+import type { JobBatch } from '../infra/queue/job.ts';
+import type { RequestJob } from '../operations/index.ts';
+import type { Operation } from '../operations/operation.ts';
 import type { Cancellations } from '../infra/events/cancellations.ts';
 import type { RedisKeys } from '../infra/redis/keys.ts';
 import type { ScriptedRedis } from '../infra/redis/scripts.ts';
@@ -13,10 +15,9 @@ import { ClientClosedRequestError, ProviderFailedError, type GatewayError } from
 import { EventPublisher, type RequestEnding } from '../infra/events/event-publisher.ts';
 import { readEventLog, type EventLogState } from '../infra/events/event-log.ts';
 import { cancelledWhileQueued } from '../infra/events/cancel-marks.ts';
-import { groupPayloads } from '../infra/events/completion-events.ts';
+import { groupPayloads } from '../infra/events/reply-events.ts';
 import { toClientError } from './upstream-failure.ts';
-import type { FinalEvent, OperationRunner, RunContext, RunTrace } from '../operations/runner.ts';
-import { RUNNERS } from '../operations/runners.ts';
+import type { FinalEvent, RunContext, RunTrace } from '../operations/runner.ts';
 import { resolveUsage, type ResolvedUsage } from '../operations/usage.ts';
 import { callWithRetries } from './call-upstream.ts';
 import { buildUsageRecord } from './usage-record.ts';
@@ -35,6 +36,8 @@ export interface ProcessorDeps {
   targets: ReadonlyMap<string, ProviderTarget>;
   models: Readonly<Record<string, CatalogModel>>;
   providers: ProviderRegistry;
+  /** The operations it runs, by job kind (src/operations/index.ts lists the gateway's). */
+  operations: ReadonlyMap<string, Operation>;
   policy: RetryPolicy;
   eventsTtlMs: number;
   /** Lifetime of a finished request's events: long enough for gap repair and for a stalled job's re-run to see it finished. */
@@ -82,7 +85,7 @@ async function finish(deps: ProcessorDeps, ctx: RequestRun, ending: Ending): Pro
 }
 
 /** The client's error for a failed run, logged; a provider refusing our key is logged as the operator's problem it is. */
-function failure(deps: ProcessorDeps, data: CompletionJob, trace: RunTrace, error: unknown): GatewayError {
+function failure(deps: ProcessorDeps, data: RequestJob, trace: RunTrace, error: unknown): GatewayError {
   const attempts = Math.max(1, trace.attempts);
   const model = trace.target?.alias ?? data.candidates[0] ?? data.requestedModel;
   const clientError = toClientError(error, { attempts, model, fallbackRetryAfterMs: backoffDelay(deps.policy, attempts, () => 0) });
@@ -96,23 +99,35 @@ function failure(deps: ProcessorDeps, data: CompletionJob, trace: RunTrace, erro
 
 /** One request as the processor follows it: its job, its publisher and trace, when it started. */
 interface RequestRun {
-  data: CompletionJob;
+  data: RequestJob;
   trace: RunTrace;
   startedAt: number;
   publisher: EventPublisher;
   usage(): ResolvedUsage;
 }
 
-/** The runner of a job's operation; jobs queued before operations existed are chat completions. */
-function runnerOf(data: CompletionJob): OperationRunner<CompletionJob> {
-  return RUNNERS[data.operation ?? 'chat'] as OperationRunner<CompletionJob>;
+/** What the processor runs a request with: its operation's runner, and its span's operation name. */
+type RequestOperation = Pick<Operation, 'runner'> & { genAiOperation: string };
+
+/**
+ * The operation of a job's kind; jobs queued before there were several are chat completions. A
+ * kind this worker does not know (a newer web tier's) fails its request as a failed run does.
+ */
+function operationOf(deps: ProcessorDeps, data: RequestJob): RequestOperation {
+  const kind = data.operation ?? 'chat';
+  const operation = deps.operations.get(kind);
+  if (operation) return operation;
+  const unknown = (): never => {
+    throw new Error(`this worker runs no operation of kind '${kind}': are web and worker of the same release?`);
+  };
+  return { genAiOperation: kind, runner: { run: unknown, countPrompt: unknown, readChunk: unknown } };
 }
 
-function requestRun(deps: ProcessorDeps, data: CompletionJob, runner: OperationRunner<CompletionJob>, publisher: EventPublisher, trace: RunTrace): RequestRun {
+function requestRun(deps: ProcessorDeps, data: RequestJob, runner: Operation['runner'], publisher: EventPublisher, trace: RunTrace): RequestRun {
   return { data, trace, publisher, startedAt: Date.now(), usage: () => resolveUsage(trace.reported, () => data.promptTokens ?? runner.countPrompt(data), trace.text) };
 }
 
-function targetsOf(deps: ProcessorDeps, data: CompletionJob): ProviderTarget[] {
+function targetsOf(deps: ProcessorDeps, data: RequestJob): ProviderTarget[] {
   return data.candidates.map((alias) => {
     const target = deps.targets.get(alias);
     if (!target) throw new Error(`catalog alias '${alias}' is unknown to this worker; are web and worker on the same catalog?`);
@@ -175,8 +190,7 @@ async function endInterrupted(deps: ProcessorDeps, run: RequestRun, log: EventLo
  * stream that already reached the client with an error instead of repeating it. A request
  * cancelled before it started ends at once, as cancelled, without calling the upstream.
  */
-async function runRequest(deps: ProcessorDeps, data: CompletionJob, rerun: boolean, signal: AbortSignal): Promise<void> {
-  const runner = runnerOf(data);
+async function runRequest(deps: ProcessorDeps, data: RequestJob, runner: Operation['runner'], rerun: boolean, signal: AbortSignal): Promise<void> {
   const log = rerun ? await readEventLog(deps.redis, deps.keys, data, runner.readChunk) : null;
   if (log?.finished) return;
   // An idempotent request's events are its stored response: they live as long as its key. Other
@@ -202,12 +216,12 @@ async function runRequest(deps: ProcessorDeps, data: CompletionJob, rerun: boole
 }
 
 /**
- * The BullMQ processor for completion jobs: every request of the job at once, each with its
+ * The BullMQ processor of the request queue: every request of the job at once, each with its
  * own signal (its client may go away alone). It must declare three parameters: BullMQ passes
  * the cancellation signal only to processors whose `length` is at least 3.
  */
-export function createCompletionProcessor(deps: ProcessorDeps) {
-  return async (job: Job<CompletionBatch>, _token: string | undefined, signal: AbortSignal | undefined): Promise<void> => {
+export function createJobProcessor(deps: ProcessorDeps) {
+  return async (job: Job<JobBatch<RequestJob>>, _token: string | undefined, signal: AbortSignal | undefined): Promise<void> => {
     if (!signal) throw new Error('BullMQ passed no abort signal; cancellation would not reach the upstream call');
     const rerun = job.attemptsStarted > 1;
     const { requests } = job.data;
@@ -221,7 +235,9 @@ export function createCompletionProcessor(deps: ProcessorDeps) {
       deps.metrics?.runStarted();
       try {
         const requestSignal = deps.cancellations.start(data.requestId, signal);
-        await (deps.tracing.enabled ? inRequestSpan(deps.tracing, data, () => runRequest(deps, data, rerun, requestSignal)) : runRequest(deps, data, rerun, requestSignal));
+        const { runner, genAiOperation } = operationOf(deps, data);
+        const run = () => runRequest(deps, data, runner, rerun, requestSignal);
+        await (deps.tracing.enabled ? inRequestSpan(deps.tracing, data, genAiOperation, run) : run());
       } finally {
         deps.cancellations.end(data.requestId);
         deps.metrics?.runEnded();

@@ -3,15 +3,17 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { loadCatalogFile } from '../domain/catalog/load-catalog.ts';
 import { buildTargets, missingSecrets } from '../domain/catalog/targets.ts';
-import { createRedisKeys, COMPLETION_QUEUE } from '../infra/redis/keys.ts';
+import { createRedisKeys, REQUEST_QUEUE } from '../infra/redis/keys.ts';
 import { assertNoEviction, boundedWait, closeRedis, connectRedis } from '../infra/redis/connections.ts';
 import { defineScripts } from '../infra/redis/scripts.ts';
 import { createProviderRegistry } from '../providers/registry.ts';
 import { traceProviders } from '../infra/tracing/traced-providers.ts';
 import { TRACING_OFF, type Tracing } from '../infra/tracing/tracing.ts';
-import type { CompletionBatch } from '../infra/queue/completion-job.ts';
+import type { JobBatch } from '../infra/queue/job.ts';
+import { byKind, OPERATIONS, type RequestJob } from '../operations/index.ts';
+import type { Operations } from '../operations/operation.ts';
 import { Cancellations } from '../infra/events/cancellations.ts';
-import { createCompletionProcessor } from './job-processor.ts';
+import { createJobProcessor } from './job-processor.ts';
 import { listenForCancellations } from '../infra/events/cancel-listener.ts';
 import { Outbox } from '../infra/outbox/outbox.ts';
 import { OutboxDrainer } from '../infra/outbox/drainer.ts';
@@ -27,13 +29,13 @@ import { registerBacklogGauges } from '../infra/metrics/backlog-gauges.ts';
 
 /** A running worker: its BullMQ workers (one per queue shard) and a graceful stop. */
 export interface RunningWorker {
-  workers: ReadonlyArray<Worker<CompletionBatch>>;
+  workers: ReadonlyArray<Worker<JobBatch<RequestJob>>>;
   /** Finishes running jobs for up to the grace period, then hands the rest back (they stall and are re-run). */
   close(): Promise<void>;
 }
 
-/** The worker's composition root: connections, catalog, providers, the BullMQ worker and the outbox drainer, built once. */
-export async function startWorker(config: Config, log: Logger, tracing: Tracing = TRACING_OFF): Promise<RunningWorker> {
+/** The worker's composition root: connections, catalog, providers, the BullMQ worker and the outbox drainer, built once; it runs `operations`' jobs. */
+export async function startWorker(config: Config, log: Logger, tracing: Tracing = TRACING_OFF, operations: Operations = OPERATIONS): Promise<RunningWorker> {
   const { env } = config;
   const catalog = await loadCatalogFile(env.CATALOG);
   const missing = missingSecrets(catalog, config.readSecret);
@@ -55,14 +57,15 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
   const cancellations = new Cancellations(2 * env.QUEUE_DEADLINE_MS);
   // Series are kept only where something can read them; the queue handles only count jobs, on the commands connection.
   const registry = env.METRICS_PORT === undefined ? null : createMetricsRegistry();
-  const counted = registry ? Array.from({ length: keys.queueShards }, (_, shard) => new Queue(COMPLETION_QUEUE, { connection: redis, prefix: keys.queuePrefix(shard) })) : [];
+  const counted = registry ? Array.from({ length: keys.queueShards }, (_, shard) => new Queue(REQUEST_QUEUE, { connection: redis, prefix: keys.queuePrefix(shard) })) : [];
   if (registry) registerBacklogGauges(registry, { queues: counted, redis, keys, store: repository });
-  const processor = createCompletionProcessor({
+  const processor = createJobProcessor({
     redis,
     keys,
     targets: buildTargets(catalog, config.readSecret),
     models: catalog.models,
     providers,
+    operations: byKind(operations),
     policy: { maxAttempts: env.RETRY_MAX_ATTEMPTS, budgetMs: env.RETRY_BUDGET_MS, baseMs: env.RETRY_BASE_MS, maxDelayMs: env.RETRY_MAX_DELAY_MS },
     // A stream's lifetime is set once, at its first event: it must cover the longest request.
     eventsTtlMs: Math.max(env.EVENTS_TTL_MS, env.REQUEST_TIMEOUT_MS),
@@ -78,7 +81,7 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
   // Every process consumes every shard, each with the whole concurrency: a tenant lives on one
   // shard, so splitting it would cap one busy tenant at a fraction of the process.
   const workers = Array.from({ length: keys.queueShards }, (_, shard) => {
-    const worker = new Worker<CompletionBatch>(COMPLETION_QUEUE, processor, {
+    const worker = new Worker<JobBatch<RequestJob>>(REQUEST_QUEUE, processor, {
       connection: blocking,
       prefix: keys.queuePrefix(shard),
       concurrency: env.WORKER_CONCURRENCY,
@@ -100,7 +103,7 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
     pinged('store', () => repository.ping()),
   ];
   const ops = env.METRICS_PORT === undefined ? null : await startOpsListener(env.METRICS_HOST, env.METRICS_PORT, { dependencies, stopping: () => stopping, metrics: registry });
-  log.info({ concurrency: env.WORKER_CONCURRENCY, queue: COMPLETION_QUEUE, shards: keys.queueShards, opsPort: ops?.port ?? null }, 'worker ready');
+  log.info({ concurrency: env.WORKER_CONCURRENCY, queue: REQUEST_QUEUE, shards: keys.queueShards, opsPort: ops?.port ?? null }, 'worker ready');
 
   return {
     workers,

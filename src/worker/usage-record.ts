@@ -1,4 +1,4 @@
-import type { CompletionJob } from '../infra/queue/completion-job.ts';
+import type { RequestJob } from '../operations/index.ts';
 import type { CatalogModel } from '../domain/catalog/schema.ts';
 import { costMicros } from '../domain/catalog/pricing.ts';
 import type { UsageRecord, UsageStatus } from '../infra/store/repository.ts';
@@ -13,7 +13,7 @@ const NO_USAGE: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 
  * nothing (no text, no counts from the provider) records zero tokens and zero cost.
  */
 export function buildUsageRecord(
-  data: CompletionJob,
+  data: RequestJob,
   trace: RunTrace,
   outcome: { status: UsageStatus; errorCode: string | null; usage: ResolvedUsage | null; startedAt: number; endedAt: number },
   models: Readonly<Record<string, CatalogModel>>,

@@ -1,8 +1,8 @@
 /** Upstream and process faults, end to end: web and worker processes, a loopback upstream, the openai SDK. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import OpenAI, { APIError } from 'openai';
+import OpenAI, { type APIError } from 'openai';
 import { Queue } from 'bullmq';
-import { COMPLETION_QUEUE } from '../../src/infra/redis/keys.ts';
+import { REQUEST_QUEUE } from '../../src/infra/redis/keys.ts';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';
@@ -195,7 +195,7 @@ describe('no worker running', () => {
     expect(error).toMatchObject({ status: 503, code: 'queue_timeout' });
     expect(Number(error.headers?.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(Date.now() - started).toBeGreaterThanOrEqual(1500);
-    const queue = new Queue(COMPLETION_QUEUE, { connection: gateway.redis, prefix: gateway.keys.queuePrefix(gateway.keys.shardOf('acme')) });
+    const queue = new Queue(REQUEST_QUEUE, { connection: gateway.redis, prefix: gateway.keys.queuePrefix(gateway.keys.shardOf('acme')) });
     expect(await queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed')).toEqual({ waiting: 0, prioritized: 0, active: 0, delayed: 0 });
     await queue.close();
     expect(upstream.requests).toHaveLength(0);
@@ -203,7 +203,7 @@ describe('no worker running', () => {
 
   it('removes a waiting job when its client disconnects', async () => {
     const client = await clientFor(gateway);
-    const queue = new Queue(COMPLETION_QUEUE, { connection: gateway.redis, prefix: gateway.keys.queuePrefix(gateway.keys.shardOf('acme')) });
+    const queue = new Queue(REQUEST_QUEUE, { connection: gateway.redis, prefix: gateway.keys.queuePrefix(gateway.keys.shardOf('acme')) });
     const controller = new AbortController();
     const pending = client.chat.completions.create({ model: 'fake-gpt', messages: hello }, { signal: controller.signal }).catch((e: unknown) => e);
     // A job within its tenant's fair share waits plainly; beyond it, in the prioritized set.
@@ -288,7 +288,8 @@ describe('a worker killed with SIGKILL mid-job', () => {
     upstream.script([{ kind: 'slow-stream', chunkDelayMs: 200, chunks: 100 }]);
     const stream = await client.chat.completions.create({ model: 'fake-gpt', messages: hello, stream: true });
     const received: string[] = [];
-    let killed: Promise<void> | null = null;
+    // Assigned inside the async function below, which control-flow analysis does not follow: without the cast it stays `null` to the checker.
+    let killed = null as Promise<void> | null;
     const error = await (async () => {
       for await (const chunk of stream) {
         received.push(chunk.choices[0]?.delta.content ?? '');

@@ -43,7 +43,7 @@ describe('JWT authentication', () => {
 
   it('forged and invalid tokens are 401 invalid_token, never 500', async () => {
     const forged = [
-      await idp.signNone(idp.claims({ tenant: 'jwt-co', role: 'admin' })),
+      idp.signNone(idp.claims({ tenant: 'jwt-co', role: 'admin' })),
       await idp.signHs256WithPublicKey(idp.claims({ tenant: 'jwt-co', role: 'admin' })),
       await idp.sign(idp.claims({ tenant: 'jwt-co', role: 'admin', exp: Math.floor(Date.now() / 1000) - 3600 })),
       await idp.sign(idp.claims({ tenant: 'jwt-co', role: 'admin', iss: 'https://evil.example' })),

@@ -1,6 +1,6 @@
 /** The official `openai` SDK against web + worker as separate processes, a real upstream on loopback. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import OpenAI, { APIError } from 'openai';
+import OpenAI, { type APIError } from 'openai';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';

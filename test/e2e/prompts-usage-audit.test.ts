@@ -1,6 +1,6 @@
 /** Named prompts, usage records and the audit log, end to end: web and worker processes, real stores, the openai SDK. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import OpenAI, { APIError } from 'openai';
+import OpenAI, { type APIError } from 'openai';
 import pg from 'pg';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processes.ts';

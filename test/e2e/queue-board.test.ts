@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
 import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';
-import { COMPLETION_QUEUE } from '../../src/infra/redis/keys.ts';
+import { REQUEST_QUEUE } from '../../src/infra/redis/keys.ts';
 import type { Role } from '../../src/infra/store/repository.ts';
 
 const SHARDS = 3;
@@ -57,7 +57,7 @@ describe("the operator tenant's admin", () => {
     const response = await get('/internal/queues/api/queues', `Bearer ${operatorAdmin}`);
     expect(response.status).toBe(200);
     const { queues } = (await response.json()) as { queues: Array<{ name: string; description: string; readOnlyMode: boolean }> };
-    expect(queues.map((queue) => queue.name).sort()).toEqual(Array.from({ length: SHARDS }, (_, shard) => `shard${shard}:${COMPLETION_QUEUE}`));
+    expect(queues.map((queue) => queue.name).sort()).toEqual(Array.from({ length: SHARDS }, (_, shard) => `shard${shard}:${REQUEST_QUEUE}`));
     for (const queue of queues) {
       expect(queue.readOnlyMode).toBe(true);
       expect(queue.description).toContain(gateway.keys.queuePrefix(Number(/^shard(\d+)/.exec(queue.name)?.[1])));
@@ -73,7 +73,7 @@ describe("the operator tenant's admin", () => {
   });
 
   it('sees jobs without their request bodies', async () => {
-    const queue = new Queue(COMPLETION_QUEUE, { connection: gateway.redis, prefix: gateway.keys.queuePrefix(2) });
+    const queue = new Queue(REQUEST_QUEUE, { connection: gateway.redis, prefix: gateway.keys.queuePrefix(2) });
     await queue.add('batch', { requests: [{ requestId: 'req_board', tenantId: 'acme', operation: 'chat', body: { messages: [{ role: 'user', content: SECRET_PROMPT }] } }] });
     await queue.close();
     const response = await get('/internal/queues/api/queues?activeQueue=shard2:completions&status=waiting&page=1&jobsPerPage=10', `Bearer ${operatorAdmin}`);

@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { Queue } from 'bullmq';
-import { COMPLETION_QUEUE } from '../../src/infra/redis/keys.ts';
-import type { CompletionBatch } from '../../src/infra/queue/completion-job.ts';
+import { REQUEST_QUEUE } from '../../src/infra/redis/keys.ts';
+import type { JobBatch } from '../../src/infra/queue/job.ts';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { startGateway, type GatewayProcess, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';
@@ -14,7 +14,7 @@ import { call, eventually } from '../helpers/http.ts';
 
 let upstream: FakeUpstream;
 let gateway: GatewayUnderTest;
-let queue: Queue<CompletionBatch>;
+let queue: Queue<JobBatch>;
 let worker: GatewayProcess | null = null;
 let tenantNumber = 0;
 
@@ -40,12 +40,12 @@ beforeEach(async () => {
 async function tenant(): Promise<{ id: string; app: OpenAI; developer: string }> {
   const id = `shared${++tenantNumber}`;
   const app = new OpenAI({ baseURL: gateway.baseURL, apiKey: (await gateway.issueKey(id, 'app')).secret, maxRetries: 0 });
-  queue ??= new Queue<CompletionBatch>(COMPLETION_QUEUE, { connection: gateway.redis, prefix: gateway.keys.queuePrefix(gateway.keys.shardOf(id)) });
+  queue ??= new Queue<JobBatch>(REQUEST_QUEUE, { connection: gateway.redis, prefix: gateway.keys.queuePrefix(gateway.keys.shardOf(id)) });
   return { id, app, developer: (await gateway.issueKey(id, 'developer')).secret };
 }
 
 async function waitingJobs(tenantId: string): Promise<string[][]> {
-  const shardQueue = new Queue<CompletionBatch>(COMPLETION_QUEUE, { connection: gateway.redis, prefix: gateway.keys.queuePrefix(gateway.keys.shardOf(tenantId)) });
+  const shardQueue = new Queue<JobBatch>(REQUEST_QUEUE, { connection: gateway.redis, prefix: gateway.keys.queuePrefix(gateway.keys.shardOf(tenantId)) });
   const jobs = await shardQueue.getJobs(['waiting', 'prioritized']);
   await shardQueue.close();
   return jobs.map((job) => job.data.requests.map((request) => request.requestId));

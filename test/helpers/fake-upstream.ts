@@ -109,7 +109,7 @@ function completion(body: ChatBody, text: string, usage: Record<string, unknown>
     id: 'chatcmpl-fake',
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
-    model: String(body.model ?? 'fake-model'),
+    model: typeof body.model === 'string' ? body.model : 'fake-model',
     choices: [{ index: 0, message, finish_reason: calls.length > 0 ? 'tool_calls' : 'stop' }],
     ...(usage ? { usage } : {}),
   };
@@ -120,7 +120,7 @@ function chunk(body: ChatBody, delta: Record<string, unknown>, finishReason: str
     id: 'chatcmpl-fake',
     object: 'chat.completion.chunk',
     created: Math.floor(Date.now() / 1000),
-    model: String(body.model ?? 'fake-model'),
+    model: typeof body.model === 'string' ? body.model : 'fake-model',
     choices: [{ index: 0, delta, finish_reason: finishReason }],
   };
 }

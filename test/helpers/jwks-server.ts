@@ -123,7 +123,7 @@ class LoopbackIdp implements JwksServer {
     const now = Math.floor(Date.now() / 1000);
     const merged: Record<string, unknown> = { iss: this.issuer, sub: 'user-1', tenant: 'acme', role: 'developer', iat: now, exp: now + 300, ...overrides };
     for (const [name, value] of Object.entries(merged)) if (value === undefined) delete merged[name];
-    return merged as JWTPayload;
+    return merged;
   }
 
   async sign(claims: JWTPayload, options: SignOptions = {}): Promise<string> {

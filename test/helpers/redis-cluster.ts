@@ -85,7 +85,8 @@ async function startNode(node: ClusterNode): Promise<void> {
   // Errors in the arguments (an old redis-server) go to stderr before the log file is opened.
   let stderr = '';
   child.stderr?.on('data', (data: Buffer) => (stderr += data.toString()));
-  let ended: string | null = null;
+  // Set by the listeners below, which control-flow analysis does not follow: without the cast it stays `null` to the checker.
+  let ended = null as string | null;
   child.once('error', (error) => (ended = `cannot start redis-server (${error.message}): ${INSTALL_HINT}`));
   child.once('exit', (code, signal) => (ended ??= `redis-server on port ${node.port} exited with ${code ?? signal}`));
   const answers = async () => ended !== null || (await redisCli(['-p', String(node.port), 'ping'])).output === 'PONG';

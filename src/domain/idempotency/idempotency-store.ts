@@ -87,5 +87,5 @@ function canonicalJson(value: unknown): string | undefined {
     }
     return `{${fields.join(',')}}`;
   }
-  return JSON.stringify(value) as string | undefined;
+  return JSON.stringify(value);
 }

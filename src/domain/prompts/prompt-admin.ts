@@ -4,15 +4,15 @@ import { PromptNotFoundError } from '../../infra/store/repository.ts';
 import type { CatalogFile } from '../catalog/schema.ts';
 import { candidatesOf } from '../catalog/load-catalog.ts';
 import { InvalidValueError, ModelNotFoundError, UnknownPromptError } from '../../errors/gateway-error.ts';
-import { ChatCompletionRequestSchema } from '../../operations/chat/request-schema.ts';
+import { ChatRequestSchema } from '../../wire/openai-chat.ts';
 import { auditEvent, type AuditSink } from '../audit/audit-event.ts';
 import { templateVariables } from './template.ts';
 
-/** The parameters a prompt version may register: OpenAI's, minus what the request itself decides. */
-export const PromptParametersSchema = Type.Composite(
-  [Type.Partial(Type.Omit(ChatCompletionRequestSchema, ['model', 'messages', 'stream', 'stream_options']))],
-  { additionalProperties: true },
-);
+/**
+ * The parameters a prompt version may register: OpenAI's chat parameters (src/wire/openai-chat.ts),
+ * minus the messages; the model and the delivery fields (`stream`, `stream_options`) are the request's.
+ */
+export const PromptParametersSchema = Type.Composite([Type.Partial(Type.Omit(ChatRequestSchema, ['messages']))], { additionalProperties: true });
 
 /** The body of a new prompt version (internal API and CLI). */
 export const PromptVersionInputSchema = Type.Object(

@@ -1,6 +1,6 @@
 import type { ScriptedRedis } from '../redis/scripts.ts';
 import type { RedisKeys } from '../redis/keys.ts';
-import { isTerminal, parseEventLine, payloadParts } from './completion-events.ts';
+import { isTerminal, parseEventLine, payloadParts } from './reply-events.ts';
 
 /** What a request's event log already holds, for a job that runs again. */
 export interface EventLogState {

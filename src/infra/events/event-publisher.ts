@@ -1,6 +1,6 @@
 import { finishRequest, type ClaimEnding, type EventLine, type ScriptedRedis, type Settlement } from '../redis/scripts.ts';
 import type { RedisKeys } from '../redis/keys.ts';
-import { encodeEventLine, encodeReplyMessage, errorToPayload } from './completion-events.ts';
+import { encodeEventLine, encodeReplyMessage, errorToPayload } from './reply-events.ts';
 import type { GatewayError } from '../../errors/gateway-error.ts';
 import { retryUnavailable } from '../redis/retry-unavailable.ts';
 

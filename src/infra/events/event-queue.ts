@@ -1,9 +1,9 @@
-import type { CompletionEvent } from './completion-events.ts';
+import type { ReplyEvent } from './reply-events.ts';
 
 /** Buffers a request's events until the relay reads them; ends after a terminal event or close(). */
-export class EventQueue implements AsyncIterable<CompletionEvent> {
-  readonly #buffer: CompletionEvent[] = [];
-  #waiter: ((event: CompletionEvent | null) => void) | null = null;
+export class EventQueue implements AsyncIterable<ReplyEvent> {
+  readonly #buffer: ReplyEvent[] = [];
+  #waiter: ((event: ReplyEvent | null) => void) | null = null;
   #closed = false;
   #bufferedBytes = 0;
   /** Called after an event is buffered because the reader is busy (a relay watching its memory). */
@@ -12,7 +12,7 @@ export class EventQueue implements AsyncIterable<CompletionEvent> {
   lastEventAt: number | null = null;
 
   /** Adds an event (ignored once closed). */
-  push(event: CompletionEvent): void {
+  push(event: ReplyEvent): void {
     if (this.#closed) return;
     if (event.type !== 'chunk') this.lastEventAt = performance.now();
     if (this.#waiter) {
@@ -39,13 +39,13 @@ export class EventQueue implements AsyncIterable<CompletionEvent> {
   }
 
   /** Every event already buffered, at once (so a relay can write them in one call). */
-  takeBuffered(): CompletionEvent[] {
+  takeBuffered(): ReplyEvent[] {
     this.#bufferedBytes = 0;
     return this.#buffer.splice(0);
   }
 
   /** The next event, or null once closed and drained. */
-  next(): Promise<CompletionEvent | null> {
+  next(): Promise<ReplyEvent | null> {
     const buffered = this.#buffer.shift();
     if (buffered) {
       this.#bufferedBytes -= buffered.payload.length;
@@ -57,7 +57,7 @@ export class EventQueue implements AsyncIterable<CompletionEvent> {
     });
   }
 
-  async *[Symbol.asyncIterator](): AsyncIterator<CompletionEvent> {
+  async *[Symbol.asyncIterator](): AsyncIterator<ReplyEvent> {
     for (let event = await this.next(); event; event = await this.next()) yield event;
   }
 }

@@ -1,6 +1,6 @@
 import type { RedisClient } from '../redis/connections.ts';
 import type { RedisKeys } from '../redis/keys.ts';
-import { errorToPayload, isTerminal, parseEventLine } from './completion-events.ts';
+import { errorToPayload, isTerminal, parseEventLine } from './reply-events.ts';
 import { InternalError, ProviderTimeoutError } from '../../errors/gateway-error.ts';
 import { EventQueue, type Dispatch } from './event-queue.ts';
 

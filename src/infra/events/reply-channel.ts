@@ -1,10 +1,10 @@
 import type { RedisClient } from '../redis/connections.ts';
 import type { Logger } from 'pino';
-import { parseEventLine, parseReplyMessage, isTerminal, type CompletionEvent } from './completion-events.ts';
+import { parseEventLine, parseReplyMessage, isTerminal, type ReplyEvent } from './reply-events.ts';
 import type { RedisKeys } from '../redis/keys.ts';
 
 /** Receives one request's events, in sequence order, each exactly once. */
-export type EventSink = (event: CompletionEvent) => void;
+export type EventSink = (event: ReplyEvent) => void;
 
 /** A request's registration on the reply channel. */
 export interface ReplySubscription {
@@ -20,7 +20,7 @@ interface Pending {
   sink: EventSink;
   onResubscribed: (() => void) | null;
   next: number;
-  early: Map<number, CompletionEvent>;
+  early: Map<number, ReplyEvent>;
   lastEventAt: number;
   repairing: Promise<void> | null;
   closed: boolean;
@@ -102,7 +102,7 @@ export class ReplyChannel {
     if (pending.early.size > 0) void this.#repair(pending);
   }
 
-  #accept(pending: Pending, event: CompletionEvent): void {
+  #accept(pending: Pending, event: ReplyEvent): void {
     if (pending.closed || event.seq < pending.next) return;
     if (event.seq > pending.next) {
       pending.early.set(event.seq, event);
@@ -115,7 +115,7 @@ export class ReplyChannel {
     }
   }
 
-  #deliver(pending: Pending, event: CompletionEvent): void {
+  #deliver(pending: Pending, event: ReplyEvent): void {
     if (pending.closed) return;
     pending.next = event.seq + 1;
     pending.lastEventAt = Date.now();

@@ -18,7 +18,7 @@ export function decodeOutboxRecord(text: string): OutboxRecord {
   const parsed = JSON.parse(text) as OutboxRecord;
   if (parsed.kind === 'usage') parsed.record = { ...OLDER_RECORD_DEFAULTS, ...parsed.record, createdAt: new Date(parsed.record.createdAt) };
   else if (parsed.kind === 'audit') parsed.event.createdAt = new Date(parsed.event.createdAt);
-  else throw new Error(`unknown outbox record kind '${(parsed as { kind: unknown }).kind}'`);
+  else throw new Error(`unknown outbox record kind '${String((parsed as { kind: unknown }).kind)}'`);
   return parsed;
 }
 

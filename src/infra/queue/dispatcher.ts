@@ -1,7 +1,7 @@
 import type { RedisClient } from '../redis/connections.ts';
 import type { Logger } from 'pino';
-import type { CompletionJob } from './completion-job.ts';
-import { errorToPayload, isTerminal, type CompletionEvent } from '../events/completion-events.ts';
+import type { JobCommon } from './job.ts';
+import { errorToPayload, isTerminal, type ReplyEvent } from '../events/reply-events.ts';
 import type { ReplyChannel } from '../events/reply-channel.ts';
 import type { RedisKeys } from '../redis/keys.ts';
 import { GatewayError, ProviderTimeoutError, QueueTimeoutError, ServiceUnavailableError } from '../../errors/gateway-error.ts';
@@ -32,16 +32,16 @@ export interface DispatchDeadlines {
 const RECHECKS = 5;
 const RECHECK_DELAY_MS = 200;
 
-function synthetic(error: GatewayError): CompletionEvent {
+function synthetic(error: GatewayError): ReplyEvent {
   return { seq: 0, type: 'error', payload: errorToPayload(error) };
 }
 
 /**
- * Enqueues completion requests (through the batcher, several to a job under load) and routes
+ * Enqueues requests' jobs (through the batcher, several to a job under load) and routes
  * their events back to the waiting request through the process's reply channel, enforcing the
  * pickup deadline and the request timeout.
  */
-export class CompletionDispatcher {
+export class RequestDispatcher {
   readonly #batcher: JobBatcher;
   readonly #replies: ReplyChannel;
   readonly #commands: RedisClient;
@@ -59,7 +59,7 @@ export class CompletionDispatcher {
   }
 
   /** Enqueues the job; its events arrive in `events` until a terminal one. */
-  async dispatch(job: CompletionJob, options: DispatchOptions): Promise<Dispatch> {
+  async dispatch(job: JobCommon, options: DispatchOptions): Promise<Dispatch> {
     const events = new EventQueue();
     let started = false;
     let finished = false;

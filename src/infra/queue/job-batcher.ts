@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { CompletionBatch, CompletionJob } from './completion-job.ts';
+import type { JobBatch, JobCommon } from './job.ts';
 import type { RedisKeys } from '../redis/keys.ts';
 
 // BullMQ's largest priority (2^21); a queue position beyond it waits with the last.
@@ -29,7 +29,7 @@ export interface BatchingPolicy {
 export class QueuedBatch {
   readonly jobId: string;
   readonly shard: number;
-  readonly queue: Queue<CompletionBatch>;
+  readonly queue: Queue<JobBatch>;
   readonly requestIds: readonly string[];
   /** What undoes each request's admission should the job never run; emptied once done. */
   readonly #undo: Map<string, () => void>;
@@ -37,7 +37,7 @@ export class QueuedBatch {
   #removal: Promise<boolean> | null = null;
   #removed = false;
 
-  constructor(shard: number, queue: Queue<CompletionBatch>, members: ReadonlyArray<{ requestId: string; onAbandoned: () => void }>) {
+  constructor(shard: number, queue: Queue<JobBatch>, members: ReadonlyArray<{ requestId: string; onAbandoned: () => void }>) {
     this.shard = shard;
     this.queue = queue;
     this.requestIds = members.map((member) => member.requestId);
@@ -89,7 +89,7 @@ export class QueuedBatch {
 }
 
 interface Pending {
-  job: CompletionJob;
+  job: JobCommon;
   onAbandoned: () => void;
   priority: number | undefined;
   resolve(batch: QueuedBatch): void;
@@ -98,7 +98,7 @@ interface Pending {
 
 interface Group {
   shard: number;
-  queue: Queue<CompletionBatch>;
+  queue: Queue<JobBatch>;
   pending: Pending[];
   adding: number;
   timer: NodeJS.Timeout | null;
@@ -111,12 +111,12 @@ interface Group {
  * each request at once, and jobs grow exactly when Redis answers slowly, that is under load.
  */
 export class JobBatcher {
-  readonly #queues: ReadonlyArray<Queue<CompletionBatch>>;
+  readonly #queues: ReadonlyArray<Queue<JobBatch>>;
   readonly #keys: RedisKeys;
   readonly #policy: BatchingPolicy;
   readonly #groups = new Map<string, Group>();
 
-  constructor(queues: ReadonlyArray<Queue<CompletionBatch>>, keys: RedisKeys, policy: BatchingPolicy) {
+  constructor(queues: ReadonlyArray<Queue<JobBatch>>, keys: RedisKeys, policy: BatchingPolicy) {
     this.#queues = queues;
     this.#keys = keys;
     this.#policy = policy;
@@ -126,7 +126,7 @@ export class JobBatcher {
    * Queues the request; resolves with the job it went into once that job is in Redis.
    * `onAbandoned` undoes its admission if the job is removed before any worker runs it.
    */
-  add(job: CompletionJob, queued: number, onAbandoned: () => void): Promise<QueuedBatch> {
+  add(job: JobCommon, queued: number, onAbandoned: () => void): Promise<QueuedBatch> {
     const priority = jobPriority(queued, this.#policy.fairShare);
     const shard = this.#keys.shardOf(job.tenantId);
     const name = priority === undefined ? `${shard}` : `${shard}:${job.tenantId}`;

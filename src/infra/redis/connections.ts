@@ -1,5 +1,5 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { VARIABLE_KEY_SCRIPTS } from './scripts.ts';
+import { VARIABLE_KEY_SCRIPTS } from './script-files.ts';
 
 /** A connection to one Redis or to a Redis Cluster; every key a command or script names is in one slot. */
 export type RedisClient = Redis | Cluster;

@@ -97,8 +97,9 @@ export function createRedisKeys(prefix: string, queueShards = 1): RedisKeys {
   });
 }
 
-/** Name of the BullMQ queue that carries completion jobs (one per shard, each under its own prefix). */
-export const COMPLETION_QUEUE = 'completions';
+// The name predates every operation but chat; it is part of the queues' Redis keys, so it stays.
+/** Name of the BullMQ queue that carries every operation's jobs (one per shard, each under its own prefix). */
+export const REQUEST_QUEUE = 'completions';
 
 /**
  * BullMQ appends a few entries per job to each queue's event stream (added, waiting, active,

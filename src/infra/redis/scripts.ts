@@ -1,30 +1,6 @@
 import type { RedisClient } from './connections.ts';
 import { readFileSync } from 'node:fs';
-
-/** The Lua scripts of src/infra/redis/scripts/, as `<name>-<numberOfKeys>.lua` (`-n`: the caller passes the count first). */
-const SCRIPTS = {
-  admit: 'admit-n.lua',
-  finishRequest: 'finish-request-n.lua',
-  outboxTake: 'outbox-take-2.lua',
-  outboxRelease: 'outbox-release-2.lua',
-  budgetSettle: 'budget-settle-n.lua',
-  budgetPeek: 'budget-peek-n.lua',
-  budgetSeed: 'budget-seed-1.lua',
-  creditTopUp: 'credit-top-up-1.lua',
-  idempotencyComplete: 'idempotency-complete-1.lua',
-  idempotencyRelease: 'idempotency-release-1.lua',
-} as const;
-
-type ScriptName = keyof typeof SCRIPTS;
-
-/**
- * Scripts whose caller passes the number of keys first. ioredis's auto-pipelining on a cluster
- * routes a command by its first argument, which for these is the count, not a key: they must be
- * sent on their own.
- */
-export const VARIABLE_KEY_SCRIPTS: readonly string[] = Object.entries(SCRIPTS)
-  .filter(([, file]) => file.endsWith('-n.lua'))
-  .map(([name]) => name);
+import { SCRIPT_FILES, type ScriptName } from './script-files.ts';
 
 /** An ioredis client (one Redis or a cluster) with the gateway's scripts defined on it. */
 export type ScriptedRedis<Client extends RedisClient = RedisClient> = Client & Record<ScriptName, (...args: Array<string | number>) => Promise<unknown>>;
@@ -46,7 +22,7 @@ export function scriptSource(file: string, included = new Set<string>()): string
 
 /** Defines every script on the client (EVALSHA with EVAL fallback, done by ioredis). */
 export function defineScripts<Client extends RedisClient>(redis: Client): ScriptedRedis<Client> {
-  for (const [name, file] of Object.entries(SCRIPTS)) {
+  for (const [name, file] of Object.entries(SCRIPT_FILES)) {
     if (name in redis) continue;
     const count = /-(\d+|n)\.lua$/.exec(file)?.[1];
     const lua = scriptSource(file);

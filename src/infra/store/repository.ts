@@ -1,6 +1,6 @@
 /** The durable store's one interface; every adapter (PostgreSQL, MongoDB) implements all of it. */
 
-/** Roles of DESIGN.md; what each may do is decided in src/domain/access/roles.ts. */
+/** Roles of DESIGN.md; what each may do is decided in src/web/auth/permissions.ts. */
 export const ROLES = ['admin', 'developer', 'app', 'auditor'] as const;
 /** A principal's role. */
 export type Role = (typeof ROLES)[number];
@@ -110,16 +110,16 @@ export interface PromptRepository {
 export type UsageStatus = 'succeeded' | 'failed' | 'cancelled';
 
 /** One request that reached the stage of calling a provider. Never holds prompt or completion text. */
-/** The operations a usage record can be of (the job's operation). */
-export type UsageOperation = 'chat' | 'embeddings' | 'messages' | 'responses';
-
 export interface UsageRecord {
   requestId: string;
   tenantId: string;
   keyId: string;
   feature: string | null;
-  /** What was asked: `chat`, `embeddings`, `messages` (Anthropic's API) or `responses`. */
-  operation: UsageOperation;
+  /**
+   * What was asked: the kind of the request's job, one of the operations' (UsageKind of
+   * src/operations/index.ts, which the stores' enum and CHECK constraint are held to by a test).
+   */
+  operation: string;
   /** The alias the client asked for (a model or a tier). */
   requestedModel: string;
   /** The catalog alias that answered (or was tried last). */

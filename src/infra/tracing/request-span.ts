@@ -5,7 +5,7 @@
  */
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import { ATTR_ERROR_TYPE } from '@opentelemetry/semantic-conventions';
-import type { CompletionJob, OperationName } from '../queue/completion-job.ts';
+import type { JobCommon } from '../queue/job.ts';
 import type { UsageRecord } from '../store/repository.ts';
 import type { Tracing } from './tracing.ts';
 import { contextOf } from './trace-carrier.ts';
@@ -25,13 +25,12 @@ import {
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
 } from './gateway-attributes.ts';
 
-// Anthropic's Messages and OpenAI's Responses are chats in the conventions' terms.
-const GEN_AI_OPERATIONS: { [N in OperationName]: 'chat' | 'embeddings' } = { chat: 'chat', embeddings: 'embeddings', messages: 'chat', responses: 'chat' };
-
-/** Runs one request inside its span, named `{operation} {requested alias}` (e.g. `chat svc-flash`). */
-export async function inRequestSpan(tracing: Tracing, data: CompletionJob, run: () => Promise<void>): Promise<void> {
+/**
+ * Runs one request inside its span, named `{operation} {requested alias}` (e.g. `chat svc-flash`),
+ * `operation` being its operation's `gen_ai.operation.name`.
+ */
+export async function inRequestSpan(tracing: Tracing, data: JobCommon, operation: string, run: () => Promise<void>): Promise<void> {
   const parent = contextOf(data.traceContext);
-  const operation = GEN_AI_OPERATIONS[data.operation ?? 'chat'];
   const span = tracing.tracer.startSpan(
     `${operation} ${data.requestedModel}`,
     {

@@ -1,8 +1,9 @@
-/** POST /v1/chat/completions as an operation: named prompts, the chat body, `data:` framing. */
+/** POST /v1/chat/completions on the web tier (the web half of the operation): named prompts, the chat body, `data:` framing. */
 import { estimateTokens, promptTokensUpperBound } from '../../domain/catalog/tokens.ts';
 import type { ChatMessage } from '../../wire/openai-chat.ts';
 import { openAiDataFraming } from '../sse-framing.ts';
-import type { TextReplacer, WebOperation } from '../operation.ts';
+import type { TextReplacer, WebOperation } from '../web-operation.ts';
+import type { ChatPayload } from './payload.ts';
 import type { ChatCompletionBody, ChatCompletionRequest } from './request-schema.ts';
 import { requestShape } from './request-shape.ts';
 import { checkPassthroughSize } from './passthrough-size.ts';
@@ -20,10 +21,8 @@ export function mapMessageTexts(messages: ChatMessage[], replace: TextReplacer, 
   });
 }
 
-/** The chat completion operation; a named prompt's request is resolved to its registered model and messages. */
-export const chatOperation: WebOperation<ChatCompletionBody, ChatCompletionRequest> = {
-  name: 'chat',
-  path: '/v1/chat/completions',
+/** The chat completion operation, web half; a named prompt's request is resolved to its registered model and messages. */
+export const chatWeb: WebOperation<ChatCompletionBody, ChatCompletionRequest, ChatPayload> = {
   framing: openAiDataFraming,
   async plan(body, context) {
     checkPassthroughSize(body);
@@ -41,5 +40,5 @@ export const chatOperation: WebOperation<ChatCompletionBody, ChatCompletionReque
     };
   },
   mapTexts: (body, replace) => ({ ...body, messages: mapMessageTexts(body.messages, replace) }),
-  jobPayload: (body) => ({ operation: 'chat', body: forwardedChat(body), includeUsage: body.stream === true && body.stream_options?.include_usage === true }),
+  jobPayload: (body) => ({ body: forwardedChat(body), includeUsage: body.stream === true && body.stream_options?.include_usage === true }),
 };

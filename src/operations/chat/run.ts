@@ -1,11 +1,11 @@
 /** How a worker runs a chat completion: the providers' chat calls, the answer as OpenAI chat. */
 import type { ChatCompletionChunk } from '../../wire/openai-chat.ts';
-import type { JobOf } from '../../infra/queue/completion-job.ts';
+import type { ChatJob } from './payload.ts';
 import { countPromptTokens } from '../../domain/catalog/tokens.ts';
 import type { FinalEvent, OperationRunner, RunContext } from '../runner.ts';
 import { producedText } from './produced-text.ts';
 
-type ChatRun = RunContext<JobOf<'chat'>>;
+type ChatRun = RunContext<ChatJob>;
 
 /** A non-streamed completion: the whole answer as one `result` event. */
 async function runCompletion(ctx: ChatRun): Promise<FinalEvent> {
@@ -47,7 +47,7 @@ async function runStream(ctx: ChatRun): Promise<FinalEvent> {
 }
 
 /** The chat completion operation, worker half. */
-export const chatRunner: OperationRunner<JobOf<'chat'>> = {
+export const chatRunner: OperationRunner<ChatJob> = {
   run: (ctx) => (ctx.data.stream ? runStream(ctx) : runCompletion(ctx)),
   countPrompt: (data) => countPromptTokens(data.body.messages),
   readChunk(payload) {

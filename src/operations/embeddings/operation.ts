@@ -1,9 +1,10 @@
-/** POST /v1/embeddings as an operation: one embeddings model, its inputs' texts for the PII policy, one JSON answer. */
+/** POST /v1/embeddings on the web tier (the web half of the operation): one embeddings model, its inputs' texts for the PII policy, one JSON answer. */
 import { estimateTokens } from '../../domain/catalog/tokens.ts';
 import { inputItems } from '../../providers/shared/embeddings.ts';
 import { openAiDataFraming } from '../sse-framing.ts';
-import type { EmbeddingsBody, EmbeddingsRequest } from '../../wire/openai-embeddings.ts';
-import type { TextReplacer, WebOperation } from '../operation.ts';
+import type { EmbeddingsBody } from '../../wire/openai-embeddings.ts';
+import type { TextReplacer, WebOperation } from '../web-operation.ts';
+import type { EmbeddingsPayload } from './payload.ts';
 import { resolveEmbeddingsModel } from './resolve-model.ts';
 
 /** Each input text through `replace`; token arrays are not text, and pass as they are. */
@@ -13,10 +14,8 @@ function mapInputTexts(input: EmbeddingsBody['input'], replace: TextReplacer): E
   return (input as string[]).map((text, i) => replace(text, `input[${i}]`));
 }
 
-/** The embeddings operation. */
-export const embeddingsOperation: WebOperation<EmbeddingsBody> = {
-  name: 'embeddings',
-  path: '/v1/embeddings',
+/** The embeddings operation, web half. */
+export const embeddingsWeb: WebOperation<EmbeddingsBody, EmbeddingsBody, EmbeddingsPayload> = {
   framing: openAiDataFraming,
   plan(body, context) {
     const model = resolveEmbeddingsModel(context.catalog, body);
@@ -38,6 +37,6 @@ export const embeddingsOperation: WebOperation<EmbeddingsBody> = {
   mapTexts: (body, replace) => ({ ...body, input: mapInputTexts(body.input, replace) }),
   jobPayload(body) {
     const { model: _model, ...forwarded } = body;
-    return { operation: 'embeddings', body: forwarded as EmbeddingsRequest };
+    return { body: forwarded };
   },
 };

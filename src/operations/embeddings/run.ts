@@ -1,10 +1,10 @@
 /** How a worker runs an embeddings request: one call, the vectors as one `result` event. */
-import type { JobOf } from '../../infra/queue/completion-job.ts';
+import type { EmbeddingsJob } from './payload.ts';
 import { inputItems, inputTokens } from '../../providers/shared/embeddings.ts';
 import type { OperationRunner } from '../runner.ts';
 
 /** The embeddings operation, worker half. */
-export const embeddingsRunner: OperationRunner<JobOf<'embeddings'>> = {
+export const embeddingsRunner: OperationRunner<EmbeddingsJob> = {
   async run(ctx) {
     const { value: response, target } = await ctx.attempt((target, timeoutMs) => ctx.providers.embed({ target, body: ctx.data.body, signal: ctx.signal, timeoutMs }), () => true);
     if (response.usage) ctx.trace.reported = { prompt_tokens: response.usage.prompt_tokens, completion_tokens: 0, total_tokens: response.usage.prompt_tokens };

@@ -1,14 +1,16 @@
 /**
- * POST /v1/messages as an operation: Anthropic's Messages API at the gateway's door. A candidate
- * whose provider speaks it gets the request untranslated; the others get it translated to chat
- * (to-chat.ts), so a request that chat cannot express is served by the native candidates alone.
+ * POST /v1/messages on the web tier (the web half of the operation): Anthropic's Messages API at
+ * the gateway's door. A candidate whose provider speaks it gets the request untranslated; the
+ * others get it translated to chat (to-chat.ts), so a request that chat cannot express is served
+ * by the native candidates alone.
  */
 import type { CatalogEntry } from '../../domain/catalog/load-catalog.ts';
 import { estimateTokens } from '../../domain/catalog/tokens.ts';
 import { ContextLengthExceededError, GatewayError, UnsupportedParameterError } from '../../errors/gateway-error.ts';
 import { speaksMessages } from '../../providers/descriptors.ts';
 import type { MessagesRequest } from '../../wire/anthropic-messages.ts';
-import type { WebOperation } from '../operation.ts';
+import type { WebOperation } from '../web-operation.ts';
+import type { MessagesPayload } from './payload.ts';
 import { chatCandidatesOf, chatProblem, PromptTokens, usableCandidates } from '../chat/resolve-model.ts';
 import { anthropicFraming } from './framing.ts';
 import { mapMessagesTexts } from './map-texts.ts';
@@ -53,10 +55,8 @@ function translation(request: MessagesRequest) {
   };
 }
 
-/** The Messages operation. */
-export const messagesOperation: WebOperation<MessagesRequest, PlannedMessages> = {
-  name: 'messages',
-  path: '/v1/messages',
+/** The Messages operation, web half. */
+export const messagesWeb: WebOperation<MessagesRequest, PlannedMessages, MessagesPayload> = {
   framing: anthropicFraming,
   plan(request, context) {
     // One count of the prompt, count_tokens' own, for every candidate's window and for message_start.
@@ -87,6 +87,6 @@ export const messagesOperation: WebOperation<MessagesRequest, PlannedMessages> =
   mapTexts: (planned, replace) => ({ ...planned, request: mapMessagesTexts(planned.request, replace) }),
   jobPayload({ request, betas }) {
     const { model: _model, stream: _stream, ...body } = request;
-    return { operation: 'messages', body, betas };
+    return { body, betas };
   },
 };

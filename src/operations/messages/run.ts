@@ -3,7 +3,7 @@
  * Anthropic's API, translated to chat and back on the others. Either way the client gets
  * Anthropic's message or events, with `model` naming the catalog alias that answered.
  */
-import type { JobOf } from '../../infra/queue/completion-job.ts';
+import type { MessagesJob } from './payload.ts';
 import type { ProviderTarget } from '../../providers/types.ts';
 import { isRecord } from '../../providers/shared/json.ts';
 import { speaksMessages } from '../../providers/descriptors.ts';
@@ -18,10 +18,10 @@ import { messagesToChat } from './to-chat.ts';
 import { MESSAGES_PARAMS } from './param-names.ts';
 import { renamingParams } from '../client-params.ts';
 
-type MessagesRun = RunContext<JobOf<'messages'>>;
+type MessagesRun = RunContext<MessagesJob>;
 
 /** The request as the client sent it, for the translation to chat. */
-function requestOf(data: JobOf<'messages'>): MessagesRequest {
+function requestOf(data: MessagesJob): MessagesRequest {
   return { ...data.body, model: data.requestedModel, stream: data.stream };
 }
 
@@ -112,7 +112,7 @@ async function runStream(ctx: MessagesRun): Promise<FinalEvent> {
 }
 
 /** The Messages operation, worker half. */
-export const messagesRunner: OperationRunner<JobOf<'messages'>> = {
+export const messagesRunner: OperationRunner<MessagesJob> = {
   run: (ctx) => renamingParams(() => (ctx.data.stream ? runStream(ctx) : runMessage(ctx)), MESSAGES_PARAMS),
   countPrompt: (data) => countPromptTokens(data.body),
   readChunk: (payload) => readEvent(JSON.parse(payload) as Record<string, unknown>),

@@ -1,5 +1,5 @@
 import { toEnvelope } from '../../errors/to-envelope.ts';
-import { payloadParts } from '../../infra/events/completion-events.ts';
+import { payloadParts } from '../../infra/events/reply-events.ts';
 import { namedEventFraming } from '../sse-framing.ts';
 
 // Every event the translation writes has its sequence number second, after its type.

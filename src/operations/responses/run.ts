@@ -1,5 +1,5 @@
 /** How a worker runs a Responses request: translated to chat, and the chat answer translated back. */
-import type { JobOf } from '../../infra/queue/completion-job.ts';
+import type { ResponsesJob } from './payload.ts';
 import type { ProviderTarget } from '../../providers/types.ts';
 import { countPromptTokens } from '../../domain/catalog/tokens.ts';
 import type { ResponsesRequest } from '../../wire/openai-responses.ts';
@@ -10,9 +10,9 @@ import { RESPONSES_PARAMS } from './param-names.ts';
 import { renamingParams } from '../client-params.ts';
 import { responsesToChat } from './to-chat.ts';
 
-type ResponsesRun = RunContext<JobOf<'responses'>>;
+type ResponsesRun = RunContext<ResponsesJob>;
 
-function requestOf(data: JobOf<'responses'>): ResponsesRequest {
+function requestOf(data: ResponsesJob): ResponsesRequest {
   return { ...data.body, model: data.requestedModel, stream: data.stream };
 }
 
@@ -71,7 +71,7 @@ function readEvent(event: { type?: unknown; delta?: unknown; response?: { model?
 }
 
 /** The Responses operation, worker half. */
-export const responsesRunner: OperationRunner<JobOf<'responses'>> = {
+export const responsesRunner: OperationRunner<ResponsesJob> = {
   run: (ctx) => renamingParams(() => (ctx.data.stream ? runStream(ctx) : runResponse(ctx)), RESPONSES_PARAMS),
   countPrompt: (data) => countPromptTokens(responsesToChat(requestOf(data)).chat.messages),
   readChunk: (payload) => readEvent(JSON.parse(payload) as Parameters<typeof readEvent>[0]),

@@ -14,8 +14,7 @@ export function finishReasonOf(stopReason: unknown): FinishReason {
   switch (stopReason) {
     case 'max_tokens':
     case 'model_context_window_exceeded':
-    // The turn is unfinished (a server tool loop paused): a client must not take it as a complete answer.
-    case 'pause_turn':
+    case 'pause_turn': // The turn is unfinished (a server tool loop paused): a client must not take it as a complete answer.
       return 'length';
     case 'tool_use':
       return 'tool_calls';

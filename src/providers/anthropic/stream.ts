@@ -81,7 +81,7 @@ export async function* translateStream(source: AsyncIterable<Uint8Array | string
 }
 
 /** The chunks one event produces (often none), updating the state. */
-export function* translateEvent(type: string | null, data: Json, state: StreamState): Generator<ChatCompletionChunk> {
+export function* translateEvent(type: string | null, data: Json, state: StreamState): Generator<ChatCompletionChunk, void> {
   switch (type) {
     case 'message_start':
       return onMessageStart(data, state);
@@ -119,7 +119,7 @@ function onMessageStart(data: Json, state: StreamState): void {
   state.startUsage = readUsage(message.usage);
 }
 
-function* onBlockStart(data: Json, state: StreamState): Generator<ChatCompletionChunk> {
+function* onBlockStart(data: Json, state: StreamState): Generator<ChatCompletionChunk, void> {
   const index = blockIndex(data);
   const block = isRecord(data.content_block) ? data.content_block : {};
   switch (block.type) {
@@ -149,7 +149,7 @@ function* onBlockStart(data: Json, state: StreamState): Generator<ChatCompletion
   }
 }
 
-function* onBlockDelta(data: Json, state: StreamState): Generator<ChatCompletionChunk> {
+function* onBlockDelta(data: Json, state: StreamState): Generator<ChatCompletionChunk, void> {
   const block = knownBlock(data, state);
   const delta = isRecord(data.delta) ? data.delta : {};
   if (block.kind === 'text' && delta.type === 'text_delta' && typeof delta.text === 'string' && delta.text !== '') {
@@ -169,7 +169,7 @@ function* onBlockDelta(data: Json, state: StreamState): Generator<ChatCompletion
 // Every delta with `thinking_blocks` carries all of the message's blocks so far: a client that
 // assembles the stream keeps the last value of a field it does not know (the openai SDK's stream
 // helper does), and must end with every block and signature to send them back on the next turn.
-function* onBlockStop(data: Json, state: StreamState): Generator<ChatCompletionChunk> {
+function* onBlockStop(data: Json, state: StreamState): Generator<ChatCompletionChunk, void> {
   const block = knownBlock(data, state);
   if (block.kind === 'thinking' || block.kind === 'redacted_thinking') {
     state.thinkingBlocks.push(block.kind === 'thinking' ? { type: 'thinking', thinking: block.thinking, signature: block.signature } : { type: 'redacted_thinking', data: block.data });
@@ -192,7 +192,7 @@ function knownBlock(data: Json, state: StreamState): BlockState {
   return block;
 }
 
-function* finish(state: StreamState): Generator<ChatCompletionChunk> {
+function* finish(state: StreamState): Generator<ChatCompletionChunk, void> {
   if (state.finished) return;
   state.finished = true;
   const reason: FinishReason = finishReasonOf(state.stopReason);

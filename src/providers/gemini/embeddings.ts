@@ -32,7 +32,7 @@ export function parseGeminiEmbeddings(parsed: unknown, target: Target, body: Emb
   const vectors = parsed.embeddings.map((embedding: unknown, i) => {
     const values = isRecord(embedding) ? embedding.values : undefined;
     if (!Array.isArray(values) || !values.every((value) => typeof value === 'number')) throw invalidResponse(`embeddings[${i}].values is not an array of numbers`);
-    return values as number[];
+    return values;
   });
   if (vectors.length !== inputs) throw invalidResponse(`${vectors.length} embeddings for ${inputs} inputs`);
   return embeddingsResponse(vectors, body, target.upstreamModel, null);

@@ -31,9 +31,9 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
 
 /** The `error` object of an error payload (also the first element of an array answer), or null when the value is not one. */
 export function geminiErrorOf(payload: unknown): GeminiError | null {
-  const value = Array.isArray(payload) && payload.length === 1 ? payload[0] : payload;
+  const value: unknown = Array.isArray(payload) && payload.length === 1 ? (payload as unknown[])[0] : payload;
   if (!isRecord(value) || !isRecord(value.error)) return null;
-  return value.error as GeminiError;
+  return value.error;
 }
 
 /** The details of a Gemini error body: message, the canonical status as code, the first field violation as param, RetryInfo as the wait. */

@@ -31,7 +31,7 @@ export const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
 export function asGeminiResponse(value: unknown): GeminiResponse {
   if (!isRecord(value)) throw invalidResponse('the answer is not a JSON object');
   if (value.candidates !== undefined && !Array.isArray(value.candidates)) throw invalidResponse('candidates is not an array');
-  return value as GeminiResponse;
+  return value;
 }
 
 /** A candidate's parts, checked: each an object, a function call with a name. */

@@ -1,6 +1,6 @@
 import type { Principal } from '../../domain/access/roles.ts';
-import type { CompletionJob, JobPayload } from '../../infra/queue/completion-job.ts';
-import type { RequestPlan } from '../../operations/operation.ts';
+import type { JobCommon, JobPayloadBase } from '../../infra/queue/job.ts';
+import type { RequestPlan } from '../../operations/web-operation.ts';
 import type { TraceCarrier } from '../../infra/tracing/trace-carrier.ts';
 
 /** Where a request came from beyond its body, and what admission left for the worker to finish. */
@@ -16,8 +16,8 @@ export interface RequestContext {
 }
 
 /** The job for one validated, resolved, admitted request. */
-export function buildJob(requestId: string, principal: Principal, replyChannel: string, payload: JobPayload, plan: RequestPlan<unknown>, context: RequestContext): CompletionJob {
-  const job: CompletionJob = {
+export function buildJob(requestId: string, principal: Principal, replyChannel: string, payload: JobPayloadBase, plan: RequestPlan<unknown>, context: RequestContext): JobCommon & JobPayloadBase {
+  const job: JobCommon & JobPayloadBase = {
     ...payload,
     requestId,
     tenantId: principal.tenantId,

@@ -8,7 +8,7 @@ import type { RateLimiter } from '../../domain/rate-limit/rate-limiter.ts';
 import type { BudgetLedger } from '../../domain/budget/budget-ledger.ts';
 import type { IdempotencyStore } from '../../domain/idempotency/idempotency-store.ts';
 import type { RedisKeys } from '../../infra/redis/keys.ts';
-import type { WebOperation } from '../../operations/operation.ts';
+import type { Operation } from '../../operations/operation.ts';
 import type { SseFraming } from '../../operations/sse-framing.ts';
 import { readFeature } from './feature.ts';
 import { limitsOf } from './rate-limit-step.ts';
@@ -19,7 +19,7 @@ import { buildJob } from './build-job.ts';
 import { followEvents } from '../../infra/events/follow-events.ts';
 import { relayJson } from '../relay/relay-json.ts';
 import { relaySse, type SseOptions } from '../relay/relay-sse.ts';
-import type { CompletionDispatcher } from '../../infra/queue/dispatcher.ts';
+import type { RequestDispatcher } from '../../infra/queue/dispatcher.ts';
 import type { Dispatch } from '../../infra/events/event-queue.ts';
 import { applyPiiPolicy, auditPii } from './pii-step.ts';
 import type { AuditSink } from '../../domain/audit/audit-event.ts';
@@ -31,7 +31,7 @@ import { ATTR_GATEWAY_ADMISSION, ATTR_GATEWAY_PII_CATEGORIES, ATTR_GATEWAY_PII_M
 import type { WebMetrics } from '../../infra/metrics/web-metrics.ts';
 
 /** Everything a request passes through on the web tier, built once by the composition root. */
-export interface CompletionServices {
+export interface RequestServices {
   env: Env;
   catalog: CatalogFile;
   prompts: PromptCache;
@@ -39,7 +39,7 @@ export interface CompletionServices {
   limiter: RateLimiter;
   ledger: BudgetLedger;
   idempotency: IdempotencyStore;
-  dispatcher: CompletionDispatcher;
+  dispatcher: RequestDispatcher;
   commands: RedisClient;
   keys: RedisKeys;
   replyChannel: string;
@@ -49,7 +49,7 @@ export interface CompletionServices {
   metrics: WebMetrics | null;
 }
 
-function relay(request: FastifyRequest, reply: FastifyReply, dispatch: Dispatch, stream: boolean, framing: SseFraming, services: CompletionServices) {
+function relay(request: FastifyRequest, reply: FastifyReply, dispatch: Dispatch, stream: boolean, framing: SseFraming, services: RequestServices) {
   services.metrics?.admitted(request, reply, dispatch.events);
   reply.raw.once('close', () => {
     if (!reply.raw.writableFinished) dispatch.cancel();
@@ -61,9 +61,9 @@ function relay(request: FastifyRequest, reply: FastifyReply, dispatch: Dispatch,
  * The PII step: the policy's outcome; a block is audited and thrown before admission, so that
  * it costs Redis nothing. A mask or flag is audited once the request is admitted.
  */
-function screenPii<Planned>(services: CompletionServices, request: FastifyRequest, policy: TenantSettings['pii'], operation: WebOperation<unknown, Planned>, body: Planned) {
+function screenPii(services: RequestServices, request: FastifyRequest, policy: TenantSettings['pii'], operation: Operation, body: unknown) {
   try {
-    return applyPiiPolicy(policy, body, operation.mapTexts);
+    return applyPiiPolicy(policy, body, operation.web.mapTexts);
   } catch (error) {
     if (error instanceof PiiDetectedError) auditPii(services.audit, request, 'block', error.categories);
     throw error;
@@ -75,14 +75,14 @@ function screenPii<Planned>(services: CompletionServices, request: FastifyReques
  * retry with the same key runs) and its reservation. Both are safe to repeat, and are retried
  * while Redis is away, after the client has its answer.
  */
-function giveBack(services: CompletionServices, request: FastifyRequest, idempotencyKey: string | null, budgetKeys: string[]): void {
+function giveBack(services: RequestServices, request: FastifyRequest, idempotencyKey: string | null, budgetKeys: string[]): void {
   const { tenantId } = request.principal;
   if (idempotencyKey) void retryUnavailable(() => services.idempotency.release(tenantId, idempotencyKey, request.id)).catch((error: unknown) => request.log.warn({ err: error }, 'releasing the idempotency key failed'));
   void retryUnavailable(() => services.ledger.settle(tenantId, request.id, budgetKeys, 0)).catch((error: unknown) => request.log.warn({ err: error }, 'releasing the budget reservation failed'));
 }
 
 /** Admits the request; when Redis could not be reached, gives back whatever the admission may have taken. */
-async function admitOrGiveBack(services: CompletionServices, request: FastifyRequest, input: AdmissionInput, reply: FastifyReply): Promise<Admission> {
+async function admitOrGiveBack(services: RequestServices, request: FastifyRequest, input: AdmissionInput, reply: FastifyReply): Promise<Admission> {
   try {
     return await admitRequest(services, input, reply);
   } catch (error) {
@@ -99,12 +99,12 @@ async function admitOrGiveBack(services: CompletionServices, request: FastifyReq
  * claim and budget in one Redis round trip), enqueue, relay in the operation's framing. Each step
  * done is an event of the request's span when it is traced (src/web/plugins/tracing.ts).
  */
-export async function handleRequest<Body, Planned>(services: CompletionServices, operation: WebOperation<Body, Planned>, request: FastifyRequest, body: Body, reply: FastifyReply) {
+export async function handleRequest(services: RequestServices, operation: Operation, request: FastifyRequest, body: unknown, reply: FastifyReply) {
   const { headers, principal } = request;
   const feature = readFeature(headers['x-feature']);
   const idempotencyKey = readIdempotencyKey(headers['idempotency-key']);
   const lastEventId = readLastEventId(headers['last-event-id']);
-  const plan = await operation.plan(body, { catalog: services.catalog, prompts: services.prompts, tenantId: principal.tenantId, headers });
+  const plan = await operation.web.plan(body, { catalog: services.catalog, prompts: services.prompts, tenantId: principal.tenantId, headers });
   const settings = await services.settings.get(principal.tenantId);
   const { span } = request;
   span?.addEvent(EVENT_RESOLVED, { [ATTR_GATEWAY_REQUESTED_MODEL]: plan.requestedModel, [ATTR_GATEWAY_STREAM]: plan.stream });
@@ -125,10 +125,10 @@ export async function handleRequest<Body, Planned>(services: CompletionServices,
   if (admission.action === 'relay') {
     reply.header('idempotent-replayed', 'true');
     const followed = followEvents(services.commands, services.keys, principal.tenantId, admission.requestId, lastEventId, { pollMs: 25, timeoutMs: services.env.REQUEST_TIMEOUT_MS, finished: admission.finished });
-    return relay(request, reply, followed, plan.stream, operation.framing, services);
+    return relay(request, reply, followed, plan.stream, operation.web.framing, services);
   }
   const claimKey = idempotencyKey ? services.idempotency.keyFor(principal.tenantId, idempotencyKey) : null;
-  const job = buildJob(request.id, principal, services.replyChannel, operation.jobPayload(pii.body, plan), plan, { feature, piiFlags: pii.categories, idempotencyKey: claimKey, budgetKeys: admission.budgetKeys, traceContext: span ? carrierOf(span) : undefined });
+  const job = buildJob(request.id, principal, services.replyChannel, { operation: operation.name, ...operation.web.jobPayload(pii.body, plan) }, plan, { feature, piiFlags: pii.categories, idempotencyKey: claimKey, budgetKeys: admission.budgetKeys, traceContext: span ? carrierOf(span) : undefined });
   const abandon = () => giveBack(services, request, idempotencyKey, admission.budgetKeys);
   let dispatch: Dispatch;
   try {
@@ -138,5 +138,5 @@ export async function handleRequest<Body, Planned>(services: CompletionServices,
     throw error;
   }
   span?.addEvent(EVENT_ENQUEUED);
-  return relay(request, reply, dispatch, plan.stream, operation.framing, services);
+  return relay(request, reply, dispatch, plan.stream, operation.web.framing, services);
 }

@@ -3,7 +3,7 @@ import { PiiDetectedError } from '../../errors/gateway-error.ts';
 import { PiiMasker, scanText } from '../../domain/pii/scanner.ts';
 import type { PiiPolicy } from '../../infra/store/repository.ts';
 import { auditEvent, type AuditSink } from '../../domain/audit/audit-event.ts';
-import type { TextReplacer } from '../../operations/operation.ts';
+import type { TextReplacer } from '../../operations/web-operation.ts';
 
 /** What the policy did: the body to send (masked when the policy masks) and the categories found. */
 export interface PiiOutcome<Body> {

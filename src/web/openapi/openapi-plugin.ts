@@ -4,32 +4,28 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import pkg from '../../../package.json' with { type: 'json' };
 import { AnthropicErrorEnvelopeSchema, ErrorEnvelopeSchema } from '../../errors/to-envelope.ts';
-import type { Credentials, RouteDocs } from './route-doc.ts';
+import type { Credentials, RouteDocs } from '../../wire/route-doc.ts';
+import type { Operations } from '../../operations/operation.ts';
 import { healthDocs } from '../routes/health.ts';
-import { chatCompletionsDocs } from '../routes/v1/chat-completions.ts';
-import { embeddingsDocs } from '../routes/v1/embeddings.ts';
-import { messagesDocs } from '../routes/v1/messages.ts';
-import { responsesDocs } from '../routes/v1/responses.ts';
 import { modelDocs } from '../routes/v1/models.ts';
 import { promptDocs } from '../routes/v1/prompts.ts';
 import { usageDocs } from '../routes/v1/usage.ts';
 import { budgetDocs } from '../routes/v1/budgets.ts';
 import { auditDocs } from '../routes/v1/audit.ts';
 
-// The public contract, route by route. A route without an entry (the internal surface, the 405
-// answers, this plugin's own pages) is left out of the document.
-const PUBLIC_ROUTES: RouteDocs = {
-  ...healthDocs,
-  ...chatCompletionsDocs,
-  ...embeddingsDocs,
-  ...messagesDocs,
-  ...responsesDocs,
-  ...modelDocs,
-  ...promptDocs,
-  ...usageDocs,
-  ...budgetDocs,
-  ...auditDocs,
-};
+/** The docs of each operation's routes, its side routes' included. */
+function operationDocs(operations: Operations): RouteDocs {
+  const routes = operations.flatMap((operation) => [operation, ...(operation.sideRoutes ?? [])]);
+  return Object.fromEntries(routes.map((route) => [`${route.method} ${route.path}`, route.doc]));
+}
+
+/**
+ * The public contract, route by route. A route without an entry (the internal surface, the 405
+ * answers, this plugin's own pages) is left out of the document.
+ */
+function publicRoutes(operations: Operations): RouteDocs {
+  return { ...healthDocs, ...operationDocs(operations), ...modelDocs, ...promptDocs, ...usageDocs, ...budgetDocs, ...auditDocs };
+}
 
 const SECURITY: Record<Credentials, Array<Record<string, string[]>>> = {
   none: [],
@@ -47,8 +43,8 @@ a route, any path may also be answered 400 \`malformed_request\`, 404 \`not_foun
 408 \`request_timeout\`, 414 \`uri_too_long\` or 431 \`headers_too_large\`, with the envelope.`;
 
 /** Merges a route's doc into the schema @fastify/swagger reads (body, querystring and params stay Fastify's own); undocumented routes are hidden. */
-function documented({ schema, url, route }: { schema: FastifySchema; url: string; route: RouteOptions }): { schema: FastifySchema; url: string } {
-  const doc = typeof route.method === 'string' ? PUBLIC_ROUTES[`${route.method} ${url}`] : undefined;
+function documented(docs: RouteDocs, { schema, url, route }: { schema: FastifySchema; url: string; route: RouteOptions }): { schema: FastifySchema; url: string } {
+  const doc = typeof route.method === 'string' ? docs[`${route.method} ${url}`] : undefined;
   if (!doc) return { schema: { hide: true }, url };
   return {
     url: doc.path ?? url,
@@ -68,11 +64,12 @@ function documented({ schema, url, route }: { schema: FastifySchema; url: string
 
 /**
  * The OpenAPI 3.1 document of the public routes at GET /openapi.json, and its reference page at
- * /docs. Both need no credential: they describe only the public contract. Registered before the
- * routes, whose registration @fastify/swagger records.
+ * /docs. Both need no credential: they describe only the public contract, `operations`' routes
+ * among it. Registered before the routes, whose registration @fastify/swagger records.
  */
 export const openapiPlugin = fp(
-  async (app: FastifyInstance) => {
+  async (app: FastifyInstance, options: { operations: Operations }) => {
+    const docs = publicRoutes(options.operations);
     await app.register(swagger, {
       openapi: {
         openapi: '3.1.0',
@@ -85,7 +82,7 @@ export const openapiPlugin = fp(
           },
         },
       },
-      transform: documented,
+      transform: (route) => documented(docs, route),
     });
     await app.register(swaggerUi, { routePrefix: '/docs' });
     app.get('/openapi.json', async () => app.swagger());

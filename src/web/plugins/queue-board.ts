@@ -3,7 +3,7 @@ import type { Queue } from 'bullmq';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
-import type { CompletionBatch } from '../../infra/queue/completion-job.ts';
+import type { JobBatch, JobCommon } from '../../infra/queue/job.ts';
 import { MalformedRequestError, RouteNotFoundError } from '../../errors/gateway-error.ts';
 
 /** Where the board is served. */
@@ -13,8 +13,11 @@ export const QUEUE_BOARD_PREFIX = '/internal/queues';
 // its API calls then carry the key (as the password) without a proxy adding a header.
 const BASIC_CHALLENGE = 'Basic realm="gateway queues", charset="UTF-8"';
 
-/** The job data the board shows: who, which models, when and how, but not the request bodies (the tenants' prompts). */
-function withoutBodies(data: CompletionBatch) {
+/**
+ * The job data the board shows: who, which models, when and how, but not the request bodies (the
+ * tenants' prompts), which every operation's payload holds in `body`.
+ */
+function withoutBodies(data: JobBatch<JobCommon & { body?: unknown }>) {
   // A job of another shape (written by hand into the queue) is shown as nothing rather than failing the listing.
   return { requests: Array.isArray(data?.requests) ? data.requests.map(({ body: _body, ...request }) => request) : [] };
 }
@@ -29,10 +32,10 @@ function withoutBodies(data: CompletionBatch) {
  * goes through the auth hook and the gateway's error envelope; Bull Board's own error handler
  * would answer errors in another shape. Register with `prefix: QUEUE_BOARD_PREFIX`.
  */
-export async function queueBoardPlugin(app: FastifyInstance, options: { queues: ReadonlyArray<Queue<CompletionBatch>> }): Promise<void> {
+export async function queueBoardPlugin(app: FastifyInstance, options: { queues: ReadonlyArray<Queue<JobBatch>> }): Promise<void> {
   const gatewayErrors = app.errorHandler;
   app.addHook('onRoute', (route) => {
-    route.config = { ...route.config, operation: 'queues.read', acceptsBasicAuth: true };
+    route.config = { ...route.config, permission: 'queues.read', acceptsBasicAuth: true };
     // Bull Board decodes its `activeQueue` query itself; a malformed one is the request's fault, not a 500.
     route.errorHandler = (error, request, reply) => gatewayErrors(error instanceof URIError ? new MalformedRequestError('The query string is not valid percent-encoding.') : error, request, reply);
   });

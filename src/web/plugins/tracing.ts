@@ -3,7 +3,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, propagation, type Span } from '@opentelemetry/api';
 import { ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_URL_PATH, ATTR_URL_SCHEME } from '@opentelemetry/semantic-conventions';
-import type { Operation } from '../../domain/access/roles.ts';
 import type { Tracing } from '../../infra/tracing/tracing.ts';
 import { ATTR_GATEWAY_CLIENT_DISCONNECTED, ATTR_GATEWAY_REQUEST_ID, ATTR_GATEWAY_TENANT_ID, EVENT_AUTHENTICATED } from '../../infra/tracing/gateway-attributes.ts';
 
@@ -12,10 +11,11 @@ declare module 'fastify' {
     /** The request's SERVER span, on a model route while tracing is on; null otherwise. */
     span: Span | null;
   }
+  interface FastifyContextConfig {
+    /** A route of an operation (src/web/routes/v1/operation-routes.ts): its requests are traced; the others (models, usage, admin) are cheap reads. */
+    traced?: boolean;
+  }
 }
-
-// The routes that queue work for a worker; the others (models, usage, admin) are cheap reads.
-const TRACED: ReadonlySet<Operation> = new Set(['chat.create', 'embeddings.create', 'messages.create', 'responses.create']);
 
 /** What is known once the response ended (or the client left): the status, the tenant, the error. */
 function endSpan(span: Span, request: FastifyRequest, reply: FastifyReply, raw: ServerResponse): void {
@@ -64,8 +64,7 @@ export const tracingPlugin = fp(
     const { tracing } = options;
     if (!tracing.enabled) return;
     app.addHook('onRequest', (request, reply, done) => {
-      const operation = request.routeOptions.config.operation;
-      if (operation && TRACED.has(operation)) startSpan(tracing, request, reply);
+      if (request.routeOptions.config.traced) startSpan(tracing, request, reply);
       done();
     });
     // Runs after every onRequest hook, the authentication among them, and before the body is read.

@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { ClientClosedRequestError, InternalError } from '../../errors/gateway-error.ts';
-import { payloadToError } from '../../infra/events/completion-events.ts';
+import { payloadToError } from '../../infra/events/reply-events.ts';
 import type { Dispatch } from '../../infra/events/event-queue.ts';
 
 /** Waits for the one `result` (or `error`) of a non-streamed request and sends it. */

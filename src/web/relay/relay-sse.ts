@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { ClientClosedRequestError, InternalError } from '../../errors/gateway-error.ts';
-import { payloadToError, type CompletionEvent } from '../../infra/events/completion-events.ts';
+import { payloadToError, type ReplyEvent } from '../../infra/events/reply-events.ts';
 import { SSE_KEEP_ALIVE } from '../../providers/shared/sse.ts';
 import type { SseFraming } from '../../operations/sse-framing.ts';
 import type { Dispatch } from '../../infra/events/event-queue.ts';
@@ -57,7 +57,7 @@ async function write(raw: ServerResponse, text: string, events: EventQueue, opti
 
 // Every event carries its sequence number as the SSE id, so a client that lost the connection
 // can resume with Last-Event-ID (and the same Idempotency-Key); gateway-made events (seq 0) have none.
-function sseText(request: FastifyRequest, reply: FastifyReply, framing: SseFraming, event: CompletionEvent, previous: string | null): string {
+function sseText(request: FastifyRequest, reply: FastifyReply, framing: SseFraming, event: ReplyEvent, previous: string | null): string {
   const context = { requestId: request.id, id: event.seq > 0 ? String(event.seq) : undefined, previous };
   if (event.type === 'chunk') return framing.event(event.payload, context);
   if (event.type === 'done') return framing.done(context);
@@ -83,7 +83,7 @@ export async function relaySse(request: FastifyRequest, reply: FastifyReply, dis
   // The chunk sent last (its last event is what a dialect numbering its events counts from).
   let previous: string | null = null;
   try {
-    for (let event: CompletionEvent | null = first; event; event = await dispatch.events.next()) {
+    for (let event: ReplyEvent | null = first; event; event = await dispatch.events.next()) {
       // Events that arrived together (one pub/sub message) go out in one write.
       let text = sseText(request, reply, framing, event, previous);
       if (event.type === 'chunk') previous = event.payload;

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { checkReadiness, ReadinessSchema, type Dependency } from '../../infra/health/readiness.ts';
-import { errors, json, type RouteDocs } from '../openapi/route-doc.ts';
+import { errors, json, type RouteDocs } from '../../wire/route-doc.ts';
 
 /** /healthz's answer. */
 const HealthSchema = Type.Object({ status: Type.Literal('ok') });

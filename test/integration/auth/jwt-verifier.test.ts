@@ -72,7 +72,7 @@ async function expect503(verifier: JwtVerifier, token: string): Promise<JwksUnav
   expect(error).toBeInstanceOf(JwksUnavailableError);
   expect({ status: error.status, type: error.type, code: error.code }).toEqual({ status: 503, type: 'api_error', code: 'jwks_unavailable' });
   expect(error.retryAfterSeconds).toBeGreaterThanOrEqual(1);
-  return error as JwksUnavailableError;
+  return error;
 }
 
 const seconds = (offset: number): number => Math.floor(Date.now() / 1000) + offset;

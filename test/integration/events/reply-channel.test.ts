@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { ReplyChannel } from '../../../src/infra/events/reply-channel.ts';
 import { createRedisKeys } from '../../../src/infra/redis/keys.ts';
-import { encodeEventLine, encodeReplyMessage, type CompletionEvent, type CompletionEventType } from '../../../src/infra/events/completion-events.ts';
+import { encodeEventLine, encodeReplyMessage, type ReplyEvent, type ReplyEventType } from '../../../src/infra/events/reply-events.ts';
 import { deletePrefix, TEST_REDIS_URL } from '../../helpers/gateway-processes.ts';
 
 const SILENCE_MS = 200;
@@ -54,17 +54,17 @@ afterAll(async () => {
 });
 
 let requestNumber = 0;
-function newRequest(): { id: string; received: CompletionEvent[]; sink: (event: CompletionEvent) => void } {
-  const received: CompletionEvent[] = [];
+function newRequest(): { id: string; received: ReplyEvent[]; sink: (event: ReplyEvent) => void } {
+  const received: ReplyEvent[] = [];
   return { id: `req_${++requestNumber}_${randomBytes(3).toString('hex')}`, received, sink: (event) => received.push(event) };
 }
 
-function line(type: CompletionEventType, n: number): string {
+function line(type: ReplyEventType, n: number): string {
   return encodeEventLine(type, JSON.stringify({ n, text: `piece number ${n}` }));
 }
 
 /** What a worker does with one batch of events (src/infra/events/event-publisher.ts): an XADD each, then one SPUBLISH. */
-async function publish(channel: ReplyChannel, requestId: string, events: Array<[seq: number, type: CompletionEventType]>): Promise<void> {
+async function publish(channel: ReplyChannel, requestId: string, events: Array<[seq: number, type: ReplyEventType]>): Promise<void> {
   const lines = events.map(([seq, type]) => ({ seq, line: line(type, seq) }));
   for (const event of lines) await worker.xadd(keys.events(TENANT, requestId), `0-${event.seq}`, 'e', event.line);
   await worker.pexpire(keys.events(TENANT, requestId), TTL_MS);
@@ -72,7 +72,7 @@ async function publish(channel: ReplyChannel, requestId: string, events: Array<[
 }
 
 /** Appends to the stream without publishing: the event pub/sub lost. */
-async function appendOnly(requestId: string, seq: number, type: CompletionEventType): Promise<void> {
+async function appendOnly(requestId: string, seq: number, type: ReplyEventType): Promise<void> {
   await commands.xadd(keys.events(TENANT, requestId), `0-${seq}`, 'e', line(type, seq));
 }
 
@@ -86,7 +86,7 @@ async function waitFor(check: () => boolean, timeoutMs = 3_000): Promise<number>
 }
 
 const settle = (ms = 100) => new Promise((resolve) => setTimeout(resolve, ms));
-const seqs = (events: CompletionEvent[]) => events.map((e) => e.seq);
+const seqs = (events: ReplyEvent[]) => events.map((e) => e.seq);
 
 describe('ReplyChannel', () => {
   it('(a) delivers published events in order, exactly once, with their payloads', async () => {

@@ -4,18 +4,19 @@ import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { JobBatcher, jobPriority, type BatchingPolicy } from '../../../src/infra/queue/job-batcher.ts';
-import { createRedisKeys, COMPLETION_QUEUE } from '../../../src/infra/redis/keys.ts';
-import type { CompletionBatch, CompletionJob } from '../../../src/infra/queue/completion-job.ts';
+import { createRedisKeys, REQUEST_QUEUE } from '../../../src/infra/redis/keys.ts';
+import type { JobBatch } from '../../../src/infra/queue/job.ts';
+import type { RequestJob } from '../../../src/operations/index.ts';
 import { deletePrefix, TEST_REDIS_URL } from '../../helpers/gateway-processes.ts';
 
 const prefix = `tjb${randomBytes(4).toString('hex')}`;
 const keys = createRedisKeys(prefix, 2);
 let redis: Redis;
-let queues: Array<Queue<CompletionBatch>>;
+let queues: Array<Queue<JobBatch>>;
 
 beforeAll(() => {
   redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
-  queues = [0, 1].map((shard) => new Queue<CompletionBatch>(COMPLETION_QUEUE, { connection: redis, prefix: keys.queuePrefix(shard) }));
+  queues = [0, 1].map((shard) => new Queue<JobBatch>(REQUEST_QUEUE, { connection: redis, prefix: keys.queuePrefix(shard) }));
 });
 
 afterAll(async () => {
@@ -25,7 +26,7 @@ afterAll(async () => {
 });
 
 let requestNumber = 0;
-function request(tenantId: string): CompletionJob {
+function request(tenantId: string): RequestJob {
   return {
     operation: 'chat',
     requestId: `req_${++requestNumber}_${randomBytes(3).toString('hex')}`,

@@ -1,18 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { authorize, PERMISSIONS, targetTenant, type Operation, type Principal } from '../../../src/domain/access/roles.ts';
+import { targetTenant, type Principal } from '../../../src/domain/access/roles.ts';
+import { authorize, PERMISSIONS, type Permission } from '../../../src/web/auth/permissions.ts';
 import { PermissionDeniedError } from '../../../src/errors/gateway-error.ts';
 import { ROLES, type Role } from '../../../src/infra/store/repository.ts';
 
 /** The role matrix of DESIGN.md, written out: what each role may do. */
-const INFERENCE: Operation[] = ['chat.create', 'embeddings.create', 'messages.create', 'responses.create', 'models.read'];
-const EXPECTED: Record<Role, Operation[]> = {
+const INFERENCE: Permission[] = ['chat.create', 'embeddings.create', 'messages.create', 'responses.create', 'models.read'];
+const EXPECTED: Record<Role, Permission[]> = {
   admin: [...INFERENCE, 'prompts.read', 'usage.read', 'budgets.read', 'audit.read', 'audit.verify', 'prompts.write', 'budgets.write', 'policies.write', 'tenants.operate', 'tenants.read', 'tenants.write', 'keys.read', 'keys.write', 'queues.read'],
   developer: [...INFERENCE, 'prompts.read', 'usage.read', 'budgets.read'],
   app: INFERENCE,
   auditor: ['usage.read', 'budgets.read', 'audit.read', 'audit.verify'],
 };
 
-const OPERATIONS: Operation[] = [...INFERENCE, 'prompts.read', 'usage.read', 'budgets.read', 'audit.read', 'audit.verify', 'prompts.write', 'budgets.write', 'policies.write', 'tenants.operate', 'tenants.read', 'tenants.write', 'keys.read', 'keys.write', 'queues.read'];
+const OPERATIONS: Permission[] = [...INFERENCE, 'prompts.read', 'usage.read', 'budgets.read', 'audit.read', 'audit.verify', 'prompts.write', 'budgets.write', 'policies.write', 'tenants.operate', 'tenants.read', 'tenants.write', 'keys.read', 'keys.write', 'queues.read'];
 const OPERATOR = 'operator';
 
 function principal(role: Role, tenantId = OPERATOR): Principal {
@@ -27,7 +28,7 @@ describe('PERMISSIONS', () => {
 
   it('is the written-out matrix', () => {
     const actual = Object.fromEntries(
-      ROLES.map((role) => [role, OPERATIONS.filter((op) => (PERMISSIONS[op].roles as readonly Role[]).includes(role))]),
+      ROLES.map((role) => [role, OPERATIONS.filter((op) => PERMISSIONS[op].roles.includes(role))]),
     );
     expect(actual).toEqual(EXPECTED);
   });

@@ -25,7 +25,7 @@ function model(overrides: Record<string, unknown> = {}): CatalogModel {
     input_price_per_mtok: 1,
     output_price_per_mtok: 2,
     ...overrides,
-  } as CatalogModel;
+  };
 }
 
 function catalog(): CatalogFile {

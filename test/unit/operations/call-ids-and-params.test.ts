@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { callWithSignature, signedCallId, signedIdOf, splitCallId } from '../../../src/operations/signed-call-ids.ts';
 import { inClientTerms, renamingParams } from '../../../src/operations/client-params.ts';
 import { carriedThinking, carryThinking } from '../../../src/operations/responses/carried-thinking.ts';
-import { GatewayError, InvalidValueError, UnsupportedParameterError } from '../../../src/errors/gateway-error.ts';
+import { type GatewayError, InvalidValueError, UnsupportedParameterError } from '../../../src/errors/gateway-error.ts';
 
 const SIGNATURE = 'CikBcsjafFK168Ibt+VtoxVV0Tsn8O+eU45rzJahzwuKGmMbdMdfpmNpgBwplAXLI2nyA/pIFcnZwFm+7WFmLyMd8R4DXwsjqaeA=';
 

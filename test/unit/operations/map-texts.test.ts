@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { mapMessagesTexts } from '../../../src/operations/messages/map-texts.ts';
 import { mapResponsesTexts } from '../../../src/operations/responses/map-texts.ts';
-import { embeddingsOperation } from '../../../src/operations/embeddings/operation.ts';
-import { chatOperation } from '../../../src/operations/chat/operation.ts';
+import { embeddingsWeb } from '../../../src/operations/embeddings/operation.ts';
+import { chatWeb } from '../../../src/operations/chat/operation.ts';
 import type { ContentBlockParam, MessagesRequest } from '../../../src/wire/anthropic-messages.ts';
 import type { ResponsesRequest } from '../../../src/wire/openai-responses.ts';
 import type { ChatCompletionRequest } from '../../../src/operations/chat/request-schema.ts';
@@ -21,7 +21,7 @@ function visit<B>(mapTexts: (body: B, replace: (text: string, param: string) => 
 describe('chat', () => {
   it('names string contents and text parts', () => {
     const body = { model: 'm', messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image_url', image_url: { url: 'https://x/y.png' } }] }] } as ChatCompletionRequest;
-    const { params, mapped } = visit(chatOperation.mapTexts, body);
+    const { params, mapped } = visit(chatWeb.mapTexts, body);
     expect(params).toEqual(['messages[0].content', 'messages[1].content[0].text']);
     expect(mapped.messages[1]?.content).toEqual([{ type: 'text', text: 'HI' }, { type: 'image_url', image_url: { url: 'https://x/y.png' } }]);
     expect(body.messages[0]?.content).toBe('sys');
@@ -30,9 +30,9 @@ describe('chat', () => {
 
 describe('embeddings', () => {
   it('names each input text, and leaves token arrays alone', () => {
-    expect(visit(embeddingsOperation.mapTexts, { model: 'e', input: 'one' })).toEqual({ params: ['input'], mapped: { model: 'e', input: 'ONE' } });
-    expect(visit(embeddingsOperation.mapTexts, { model: 'e', input: ['a', 'b'] }).params).toEqual(['input[0]', 'input[1]']);
-    expect(visit(embeddingsOperation.mapTexts, { model: 'e', input: [[1, 2]] })).toEqual({ params: [], mapped: { model: 'e', input: [[1, 2]] } });
+    expect(visit(embeddingsWeb.mapTexts, { model: 'e', input: 'one' })).toEqual({ params: ['input'], mapped: { model: 'e', input: 'ONE' } });
+    expect(visit(embeddingsWeb.mapTexts, { model: 'e', input: ['a', 'b'] }).params).toEqual(['input[0]', 'input[1]']);
+    expect(visit(embeddingsWeb.mapTexts, { model: 'e', input: [[1, 2]] })).toEqual({ params: [], mapped: { model: 'e', input: [[1, 2]] } });
   });
 });
 
@@ -150,6 +150,6 @@ describe('responses', () => {
   });
 
   it('names a string input', () => {
-    expect(visit(mapResponsesTexts, { model: 'm', input: 'hello' } as ResponsesRequest)).toMatchObject({ params: ['input'], mapped: { input: 'HELLO' } });
+    expect(visit(mapResponsesTexts, { model: 'm', input: 'hello' })).toMatchObject({ params: ['input'], mapped: { input: 'HELLO' } });
   });
 });

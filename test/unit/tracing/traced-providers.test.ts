@@ -34,10 +34,10 @@ const completion: ChatCompletion = {
   model: 'gpt-4o-2024-08-06',
   choices: [{ index: 0, message: { role: 'assistant', content: 'secret answer' }, finish_reason: 'stop', logprobs: null }],
   usage: { prompt_tokens: 12, completion_tokens: 4, total_tokens: 16 },
-} as ChatCompletion;
+};
 
 function chunk(content: string, finishReason: string | null, usage?: ChatCompletionChunk['usage']): ChatCompletionChunk {
-  return { id: 'chatcmpl-2', object: 'chat.completion.chunk', created: 0, model: 'gpt-4o-2024-08-06', choices: [{ index: 0, delta: { content }, finish_reason: finishReason, logprobs: null }], ...(usage ? { usage } : {}) } as ChatCompletionChunk;
+  return { id: 'chatcmpl-2', object: 'chat.completion.chunk', created: 0, model: 'gpt-4o-2024-08-06', choices: [{ index: 0, delta: { content }, finish_reason: finishReason, logprobs: null }], ...(usage ? { usage } : {}) };
 }
 
 async function* items<T>(list: T[], failure?: Error): AsyncIterable<T> {
@@ -78,7 +78,7 @@ describe('traced calls', () => {
   });
 
   it('records a completion: a CLIENT span named after the operation and the upstream model, with what the response said', async () => {
-    await traceProviders(registry({ complete: async () => completion }), tracing).complete({ target: openai, body: { messages: [] } as never, signal: AbortSignal.timeout(1000), timeoutMs: 1000 });
+    await traceProviders(registry({ complete: async () => completion }), tracing).complete({ target: openai, body: { messages: [] }, signal: AbortSignal.timeout(1000), timeoutMs: 1000 });
     const span = onlySpan();
     expect(span.name).toBe('chat gpt-4o');
     expect(span.kind).toBe(SpanKind.CLIENT);
@@ -111,7 +111,7 @@ describe('traced calls', () => {
     const failure = new UpstreamError('rate_limited', 'Rate limited on prompt "secret question"', { status: 429 });
     const traced = traceProviders(registry({ stream: () => items([chunk('a', null)], failure) }), tracing);
     await expect(async () => {
-      for await (const _ of traced.stream({ target: openai, body: { messages: [] } as never, signal: AbortSignal.timeout(1000), timeoutMs: 1000 }));
+      for await (const _ of traced.stream({ target: openai, body: { messages: [] }, signal: AbortSignal.timeout(1000), timeoutMs: 1000 }));
     }).rejects.toBe(failure);
     const span = onlySpan();
     expect(span.status).toEqual({ code: SpanStatusCode.ERROR });
@@ -122,7 +122,7 @@ describe('traced calls', () => {
   it('records embeddings as their own operation, with input tokens only', async () => {
     const embed = async () => ({ object: 'list' as const, data: [], model: 'text-embedding-3-small', usage: { prompt_tokens: 8, total_tokens: 8 } });
     const embeddingsTarget = target('emb', { provider: 'openai-compatible', upstream_model: 'text-embedding-3-small', base_url: 'https://api.openai.com/v1' });
-    await traceProviders(registry({ embed }), tracing).embed({ target: embeddingsTarget, body: { input: 'x' } as never, signal: AbortSignal.timeout(1000), timeoutMs: 1000 });
+    await traceProviders(registry({ embed }), tracing).embed({ target: embeddingsTarget, body: { input: 'x' }, signal: AbortSignal.timeout(1000), timeoutMs: 1000 });
     const span = onlySpan();
     expect(span.name).toBe('embeddings text-embedding-3-small');
     expect(span.attributes).toMatchObject({ 'gen_ai.operation.name': 'embeddings', 'gen_ai.usage.input_tokens': 8, 'gen_ai.usage.output_tokens': 0 });
@@ -136,7 +136,7 @@ describe('traced calls', () => {
       { type: 'message_stop' },
     ];
     const traced = traceProviders(registry({ messages: { complete: () => Promise.reject(new Error('not called')), stream: () => items(events) } }), tracing);
-    for await (const _ of traced.messages.stream({ target: anthropic, body: { messages: [], max_tokens: 10 } as never, betas: [], signal: AbortSignal.timeout(1000), timeoutMs: 1000 }));
+    for await (const _ of traced.messages.stream({ target: anthropic, body: { messages: [], max_tokens: 10 }, betas: [], signal: AbortSignal.timeout(1000), timeoutMs: 1000 }));
     expect(onlySpan().attributes).toMatchObject({
       'gen_ai.provider.name': 'anthropic',
       'gen_ai.response.id': 'msg_1',

@@ -36,10 +36,10 @@ export function createPolicyRepository(model: Model<PiiPolicyDocument>): PolicyR
     },
     async setPii(policy) {
       const doc = await model
-        .findByIdAndUpdate(policy.tenantId, { $set: { mode: policy.mode, critical: policy.critical } }, { upsert: true, new: true })
+        .findByIdAndUpdate(policy.tenantId, { $set: { mode: policy.mode, critical: policy.critical } }, { upsert: true, returnDocument: 'after' })
         .lean<PiiPolicyDocument>()
         .exec();
-      return toPolicy(doc as PiiPolicyDocument);
+      return toPolicy(doc);
     },
   };
 }

@@ -24,6 +24,8 @@ const usageSchema = new Schema<UsageDocument>(
     tenant_id: { type: String, required: true },
     key_id: { type: String, required: true },
     feature: { type: String, default: null },
+    // The operations' usage kinds (src/operations/index.ts, which infra/ may not import), held to
+    // them by test/unit/operations/usage-kinds.test.ts.
     operation: { type: String, default: 'chat', enum: ['chat', 'embeddings', 'messages', 'responses'] },
     requested_model: { type: String, required: true },
     model: { type: String, required: true },

@@ -27,19 +27,19 @@ function planJson(plan: TenantPlan) {
  */
 export async function internalBudgetRoutes(app: FastifyInstance, options: { admin: BudgetAdminDeps }): Promise<void> {
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
-  typed.post('/budgets', { schema: { body: BudgetPolicyInputSchema }, config: { operation: 'budgets.write' } }, async (request, reply) => {
+  typed.post('/budgets', { schema: { body: BudgetPolicyInputSchema }, config: { permission: 'budgets.write' } }, async (request, reply) => {
     const policy = await createBudgetPolicy(options.admin, request.principal.tenantId, request.body, actorOf(request));
     return reply.code(201).send(policyJson(policy));
   });
-  typed.delete('/budgets/:id', { schema: { params: Type.Object({ id: Type.String({ minLength: 1 }) }) }, config: { operation: 'budgets.write' } }, async (request, reply) => {
+  typed.delete('/budgets/:id', { schema: { params: Type.Object({ id: Type.String({ minLength: 1 }) }) }, config: { permission: 'budgets.write' } }, async (request, reply) => {
     await deleteBudgetPolicy(options.admin, request.principal.tenantId, request.params.id, actorOf(request));
     return reply.code(204).send();
   });
-  typed.post('/tenants/:tenant/credits', { schema: { params: TenantParams, body: TopUpInputSchema }, config: { operation: 'tenants.operate' } }, async (request, reply) => {
+  typed.post('/tenants/:tenant/credits', { schema: { params: TenantParams, body: TopUpInputSchema }, config: { permission: 'tenants.operate' } }, async (request, reply) => {
     if (!(await options.admin.repository.tenants.get(request.params.tenant))) throw new ResourceNotFoundError(`Tenant '${request.params.tenant}'`);
     return reply.code(201).send(topUpJson(await topUpCredits(options.admin, request.params.tenant, request.body, actorOf(request))));
   });
-  typed.put('/tenants/:tenant/plan', { schema: { params: TenantParams, body: PlanInputSchema }, config: { operation: 'tenants.operate' } }, async (request) => {
+  typed.put('/tenants/:tenant/plan', { schema: { params: TenantParams, body: PlanInputSchema }, config: { permission: 'tenants.operate' } }, async (request) => {
     if (!(await options.admin.repository.tenants.get(request.params.tenant))) throw new ResourceNotFoundError(`Tenant '${request.params.tenant}'`);
     return planJson(await setTenantPlan(options.admin, request.params.tenant, request.body, actorOf(request)));
   });

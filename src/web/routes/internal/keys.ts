@@ -14,16 +14,16 @@ const TenantQuery = Type.Object({ tenant: Type.Optional(TenantIdSchema) }, { add
  */
 export async function internalKeyRoutes(app: FastifyInstance, options: { admin: KeyAdminDeps; operatorTenant: string }): Promise<void> {
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
-  typed.post('/keys', { schema: { body: KeyInputSchema }, config: { operation: 'keys.write' } }, async (request, reply) => {
+  typed.post('/keys', { schema: { body: KeyInputSchema }, config: { permission: 'keys.write' } }, async (request, reply) => {
     const tenantId = targetTenant(request.principal, request.body.tenant, options.operatorTenant, 'keys.write');
     const { key, secret } = await createKey(options.admin, tenantId, request.body, actorOf(request));
     return reply.code(201).send({ ...keyJson(key), secret });
   });
-  typed.get('/keys', { schema: { querystring: TenantQuery }, config: { operation: 'keys.read' } }, async (request) => {
+  typed.get('/keys', { schema: { querystring: TenantQuery }, config: { permission: 'keys.read' } }, async (request) => {
     const tenantId = targetTenant(request.principal, request.query.tenant, options.operatorTenant, 'keys.read');
     return { object: 'list', data: (await listKeys(options.admin, tenantId)).map(keyJson) };
   });
-  typed.delete('/keys/:id', { schema: { params: Type.Object({ id: Type.String({ minLength: 1 }) }), querystring: TenantQuery }, config: { operation: 'keys.write' } }, async (request) => {
+  typed.delete('/keys/:id', { schema: { params: Type.Object({ id: Type.String({ minLength: 1 }) }), querystring: TenantQuery }, config: { permission: 'keys.write' } }, async (request) => {
     const tenantId = targetTenant(request.principal, request.query.tenant, options.operatorTenant, 'keys.write');
     return keyJson(await revokeKey(options.admin, tenantId, request.params.id, actorOf(request)));
   });

@@ -14,7 +14,7 @@ export async function internalPromptRoutes(app: FastifyInstance, options: { admi
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
   typed.post(
     '/prompts/:name/versions',
-    { schema: { params: NameParams, body: PromptVersionInputSchema }, config: { operation: 'prompts.write' } },
+    { schema: { params: NameParams, body: PromptVersionInputSchema }, config: { permission: 'prompts.write' } },
     async (request, reply) => {
       const version = await createPromptVersion(options.admin, request.principal.tenantId, request.params.name, request.body, actorOf(request));
       const history = await options.admin.repository.prompts.history(request.principal.tenantId, request.params.name);
@@ -23,13 +23,13 @@ export async function internalPromptRoutes(app: FastifyInstance, options: { admi
   );
   typed.post(
     '/prompts/:name/activate',
-    { schema: { params: NameParams, body: Type.Object({ version: Type.Integer({ minimum: 1, maximum: MAX_STORED_INTEGER }) }, { additionalProperties: false }) }, config: { operation: 'prompts.write' } },
+    { schema: { params: NameParams, body: Type.Object({ version: Type.Integer({ minimum: 1, maximum: MAX_STORED_INTEGER }) }, { additionalProperties: false }) }, config: { permission: 'prompts.write' } },
     async (request) => {
       const version = await activatePromptVersion(options.admin, request.principal.tenantId, request.params.name, request.body.version, actorOf(request));
       return promptVersionJson(version, version.version);
     },
   );
-  typed.get('/prompts/:name/versions', { schema: { params: NameParams }, config: { operation: 'prompts.write' } }, async (request) => {
+  typed.get('/prompts/:name/versions', { schema: { params: NameParams }, config: { permission: 'prompts.write' } }, async (request) => {
     const history = await options.admin.repository.prompts.history(request.principal.tenantId, request.params.name);
     if (!history) throw new UnknownPromptError(request.params.name);
     return { object: 'list', name: history.name, active_version: history.activeVersion, data: history.versions.map((v) => promptVersionJson(v, history.activeVersion)) };

@@ -6,7 +6,7 @@ import { InvalidValueError } from '../../../errors/gateway-error.ts';
 import { toAuditFields } from '../../../infra/store/audit-fields.ts';
 import { decodeCursor, encodeCursor, parseLimit, parseTime } from '../query-params.ts';
 import { rejectOtherMethods } from '../../plugins/errors.ts';
-import { AUTHENTICATED, errors, json, type RouteDocs } from '../../openapi/route-doc.ts';
+import { AUTHENTICATED, errors, json, type RouteDocs } from '../../../wire/route-doc.ts';
 
 const AuditQuerySchema = Type.Object(
   {
@@ -66,7 +66,7 @@ function beforeSeq(cursor: string | undefined): number | null {
 
 /** GET /v1/audit: the caller's tenant's audit events, newest first, filtered by time, action and actor. */
 export async function auditRoutes(app: FastifyInstance, options: { audit: AuditRepository }): Promise<void> {
-  app.withTypeProvider<TypeBoxTypeProvider>().get('/v1/audit', { schema: { querystring: AuditQuerySchema }, config: { operation: 'audit.read' } }, async (request) => {
+  app.withTypeProvider<TypeBoxTypeProvider>().get('/v1/audit', { schema: { querystring: AuditQuerySchema }, config: { permission: 'audit.read' } }, async (request) => {
     const query = request.query;
     const filter: AuditFilter = { tenantId: request.principal.tenantId };
     if (query.since) filter.since = parseTime('since', query.since);

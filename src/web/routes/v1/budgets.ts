@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { BudgetLedger, BudgetSnapshot } from '../../../domain/budget/budget-ledger.ts';
 import type { TenantSettingsCache } from '../../../domain/tenants/tenant-settings.ts';
 import { rejectOtherMethods } from '../../plugins/errors.ts';
-import { AUTHENTICATED, errors, json, type RouteDocs } from '../../openapi/route-doc.ts';
+import { AUTHENTICATED, errors, json, type RouteDocs } from '../../../wire/route-doc.ts';
 
 const Micros = (description: string) => Type.Integer({ description: `${description}, in micro-units of the tenant's currency.` });
 
@@ -60,7 +60,7 @@ export function budgetsJson(snapshot: BudgetSnapshot): Static<typeof BudgetsAnsw
 
 /** GET /v1/budgets: each budget of the caller's tenant with its window's spend, and the credit balance. */
 export async function budgetRoutes(app: FastifyInstance, options: { ledger: BudgetLedger; settings: TenantSettingsCache }): Promise<void> {
-  app.get('/v1/budgets', { config: { operation: 'budgets.read' } }, async (request) => {
+  app.get('/v1/budgets', { config: { permission: 'budgets.read' } }, async (request) => {
     const settings = await options.settings.get(request.principal.tenantId);
     return budgetsJson(await options.ledger.snapshot(request.principal.tenantId, settings.policies, settings.creditEnforced));
   });

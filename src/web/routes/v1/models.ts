@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import type { CatalogFile } from '../../../domain/catalog/schema.ts';
 import { listModels, ModelObjectSchema } from '../../../domain/catalog/model-list.ts';
-import { AUTHENTICATED, errors, json, type RouteDocs } from '../../openapi/route-doc.ts';
+import { AUTHENTICATED, errors, json, type RouteDocs } from '../../../wire/route-doc.ts';
 import { ModelNotFoundError } from '../../../errors/gateway-error.ts';
 import { rejectOtherMethods } from '../../plugins/errors.ts';
 
@@ -38,8 +38,8 @@ export async function modelRoutes(app: FastifyInstance, options: { catalog: Cata
   const models = listModels(options.catalog, options.created);
   const byId = new Map(models.map((model) => [model.id, model]));
   const list: Static<typeof ModelListSchema> = { object: 'list', data: models };
-  app.get('/v1/models', { config: { operation: 'models.read' } }, async () => list);
-  app.get<{ Params: { '*': string } }>('/v1/models/*', { config: { operation: 'models.read' } }, async (request) => {
+  app.get('/v1/models', { config: { permission: 'models.read' } }, async () => list);
+  app.get<{ Params: { '*': string } }>('/v1/models/*', { config: { permission: 'models.read' } }, async (request) => {
     const id = request.params['*'];
     const model = byId.get(id);
     if (!model) throw new ModelNotFoundError(id);

@@ -6,7 +6,7 @@ import { UnknownPromptError } from '../../../errors/gateway-error.ts';
 import type { PromptCache } from '../../../domain/prompts/prompt-cache.ts';
 import { promptVersionJson } from '../../../domain/prompts/prompt-admin.ts';
 import { rejectOtherMethods } from '../../plugins/errors.ts';
-import { AUTHENTICATED, errors, json, type RouteDocs } from '../../openapi/route-doc.ts';
+import { AUTHENTICATED, errors, json, type RouteDocs } from '../../../wire/route-doc.ts';
 
 /** A prompt version on the wire (src/domain/prompts/prompt-admin.ts promptVersionJson). */
 export const PromptVersionSchema = Type.Object({
@@ -36,7 +36,7 @@ export const promptDocs: RouteDocs = {
 export async function promptRoutes(app: FastifyInstance, options: { prompts: PromptCache }): Promise<void> {
   app.withTypeProvider<TypeBoxTypeProvider>().get(
     '/v1/prompts/:name',
-    { schema: { params: Type.Object({ name: PromptNameSchema }) }, config: { operation: 'prompts.read' } },
+    { schema: { params: Type.Object({ name: PromptNameSchema }) }, config: { permission: 'prompts.read' } },
     async (request) => {
       const active = await options.prompts.getActive(request.principal.tenantId, request.params.name);
       if (!active) throw new UnknownPromptError(request.params.name);

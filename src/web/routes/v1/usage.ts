@@ -6,7 +6,8 @@ import { InvalidValueError } from '../../../errors/gateway-error.ts';
 import { toUsageFields } from '../../../infra/store/usage-fields.ts';
 import { decodeCursor, encodeCursor, nextDay, parseDay, parseLimit } from '../query-params.ts';
 import { rejectOtherMethods } from '../../plugins/errors.ts';
-import { AUTHENTICATED, errors, json, type RouteDocs } from '../../openapi/route-doc.ts';
+import { AUTHENTICATED, errors, json, type RouteDocs } from '../../../wire/route-doc.ts';
+import { UsageKindSchema, type UsageKind } from '../../../operations/index.ts';
 
 const UsageQuerySchema = Type.Object(
   {
@@ -31,7 +32,7 @@ export const UsageRecordSchema = Type.Object({
   request_id: Type.String(),
   key_id: Type.String(),
   feature: Nullable(Type.String()),
-  operation: Type.Union([Type.Literal('chat'), Type.Literal('embeddings'), Type.Literal('messages'), Type.Literal('responses')]),
+  operation: UsageKindSchema,
   requested_model: Type.String({ description: 'The alias the client asked for (a model or a tier).' }),
   model: Type.String({ description: 'The catalog alias that answered (or was tried last).' }),
   provider: Type.String(),
@@ -89,7 +90,8 @@ export const usageDocs: RouteDocs = {
 /** A stored record as UsageRecordSchema says. */
 export function usageRecordJson(record: UsageRecord): Static<typeof UsageRecordSchema> {
   const { tenant_id: _tenant, created_at, ...fields } = toUsageFields(record);
-  return { object: 'usage.record', ...fields, created_at: created_at.toISOString() };
+  // The stores take the operations' kinds only (PostgreSQL's CHECK, the mongoose enum).
+  return { object: 'usage.record', ...fields, operation: fields.operation as UsageKind, created_at: created_at.toISOString() };
 }
 
 function groupJson(groupBy: string, group: UsageGroup) {
@@ -113,7 +115,7 @@ function parseCursor(value: string | undefined): UsageCursor | null {
 
 /** GET /v1/usage: the caller's tenant's usage records, newest first, or sums by day, model or feature. */
 export async function usageRoutes(app: FastifyInstance, options: { usage: UsageRepository }): Promise<void> {
-  app.withTypeProvider<TypeBoxTypeProvider>().get('/v1/usage', { schema: { querystring: UsageQuerySchema }, config: { operation: 'usage.read' } }, async (request) => {
+  app.withTypeProvider<TypeBoxTypeProvider>().get('/v1/usage', { schema: { querystring: UsageQuerySchema }, config: { permission: 'usage.read' } }, async (request) => {
     const query = request.query;
     const since = parseDay('since', query.since);
     const until = query.until === undefined ? nextDay(new Date()) : nextDay(parseDay('until', query.until));

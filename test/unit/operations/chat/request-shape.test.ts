@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { requestShape } from '../../../../src/operations/chat/request-shape.ts';
-import type { ChatCompletionBody } from '../../../../src/operations/chat/request-schema.ts';
-import { GatewayError } from '../../../../src/errors/gateway-error.ts';
+import type { GatewayError } from '../../../../src/errors/gateway-error.ts';
 import { gatewayError } from '../../../helpers/gateway-errors.ts';
 
 const messages = [{ role: 'user' as const, content: 'hi' }];
 
 function failure(body: Record<string, unknown>): GatewayError {
-  return gatewayError(() => requestShape(body as ChatCompletionBody));
+  return gatewayError(() => requestShape(body));
 }
 
 describe('requestShape', () => {
@@ -19,7 +18,7 @@ describe('requestShape', () => {
   });
 
   it('a named-prompt request carries prompt and variables, and may stream', () => {
-    expect(requestShape({ prompt: 'p', variables: { a: 'b' }, stream: true, stream_options: { include_usage: true }, user: 'u1' } as ChatCompletionBody)).toEqual({ kind: 'prompt', name: 'p', variables: { a: 'b' } });
+    expect(requestShape({ prompt: 'p', variables: { a: 'b' }, stream: true, stream_options: { include_usage: true }, user: 'u1' })).toEqual({ kind: 'prompt', name: 'p', variables: { a: 'b' } });
     expect(requestShape({ prompt: 'p' })).toEqual({ kind: 'prompt', name: 'p', variables: {} });
   });
 

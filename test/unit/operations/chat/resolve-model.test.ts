@@ -12,7 +12,7 @@ import {
 import { gatewayError as thrown } from '../../../helpers/gateway-errors.ts';
 
 function model(context_window: number, overrides: Record<string, unknown> = {}): CatalogModel {
-  return { provider: 'simulator', upstream_model: 'sim', context_window, max_output_tokens: 1024, input_price_per_mtok: 1, output_price_per_mtok: 1, ...overrides } as CatalogModel;
+  return { provider: 'simulator', upstream_model: 'sim', context_window, max_output_tokens: 1024, input_price_per_mtok: 1, output_price_per_mtok: 1, ...overrides };
 }
 
 const catalog: CatalogFile = {
@@ -34,7 +34,7 @@ function resolve(request: ChatCompletionRequest) {
 }
 
 function body(model: string, fields: Record<string, unknown> = {}, content = 'hi'): ChatCompletionRequest {
-  return { model, messages: [{ role: 'user', content }], ...fields } as ChatCompletionRequest;
+  return { model, messages: [{ role: 'user', content }], ...fields };
 }
 
 // About 1 token per 'hello ' but 6 bytes: the byte bound overshoots, the count does not.

@@ -1,18 +1,18 @@
 /** The Messages operation's plan: which candidates serve a request, and the prompt tokens it carries to the worker. */
 import { describe, expect, it } from 'vitest';
-import { messagesOperation } from '../../../../src/operations/messages/operation.ts';
+import { messagesWeb } from '../../../../src/operations/messages/operation.ts';
 import { countPromptTokens } from '../../../../src/operations/messages/prompt-text.ts';
-import type { CatalogFile, CatalogModel } from '../../../../src/domain/catalog/schema.ts';
-import type { PlanContext } from '../../../../src/operations/operation.ts';
+import type { CatalogFile } from '../../../../src/domain/catalog/schema.ts';
+import type { PlanContext } from '../../../../src/operations/web-operation.ts';
 import type { PromptCache } from '../../../../src/domain/prompts/prompt-cache.ts';
 import type { MessagesRequest } from '../../../../src/wire/anthropic-messages.ts';
 
 const prices = { input_price_per_mtok: 1, output_price_per_mtok: 1, max_output_tokens: 1024 };
 const catalog: CatalogFile = {
   models: {
-    claude: { provider: 'anthropic', upstream_model: 'claude-test', api_key_env: 'ANTHROPIC_API_KEY', context_window: 200_000, ...prices } as CatalogModel,
-    gpt: { provider: 'openai-compatible', upstream_model: 'gpt-test', base_url: 'http://127.0.0.1:1', context_window: 100_000, ...prices } as CatalogModel,
-    tiny: { provider: 'openai-compatible', upstream_model: 'tiny-test', base_url: 'http://127.0.0.1:1', context_window: 300, ...prices } as CatalogModel,
+    claude: { provider: 'anthropic', upstream_model: 'claude-test', api_key_env: 'ANTHROPIC_API_KEY', context_window: 200_000, ...prices },
+    gpt: { provider: 'openai-compatible', upstream_model: 'gpt-test', base_url: 'http://127.0.0.1:1', context_window: 100_000, ...prices },
+    tiny: { provider: 'openai-compatible', upstream_model: 'tiny-test', base_url: 'http://127.0.0.1:1', context_window: 300, ...prices },
   },
   tiers: { 'svc-standard': ['gpt', 'claude'], 'svc-pro': ['claude'], 'svc-flash': ['tiny'] },
 };
@@ -30,9 +30,9 @@ const request = {
   ],
 } as MessagesRequest;
 
-const plan = async (fields: Partial<MessagesRequest>) => messagesOperation.plan({ ...request, ...fields }, context);
+const plan = async (fields: Partial<MessagesRequest>) => messagesWeb.plan({ ...request, ...fields }, context);
 
-describe('messagesOperation.plan: prompt tokens', () => {
+describe('messagesWeb.plan: prompt tokens', () => {
   // message_start goes out before a chat upstream says anything of its counts; Claude Code shows context use from it.
   it.each(['gpt', 'svc-standard'])('%s, streamed: a chat candidate may answer, so the prompt is counted as count_tokens counts it', async (model) => {
     expect((await plan({ model, stream: true })).promptTokens).toBe(countPromptTokens(request));

@@ -77,7 +77,7 @@ afterAll(async () => {
 
 async function post(body: unknown, url = '/v1/messages') {
   const response = await app.inject({ method: 'POST', url, payload: body as object });
-  return { status: response.statusCode, body: response.json() as { ok?: true; error?: { code: string; param: string | null } } };
+  return { status: response.statusCode, body: response.json<{ ok?: true; error?: { code: string; param: string | null } }>() };
 }
 
 const userSays = (content: unknown) => ({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content }] });

@@ -19,7 +19,7 @@ import { FULL_STREAM, USAGE, assemble, chunk, sseBody } from './fixtures.ts';
 function clientAnswering(chunks: ChatCompletionChunk[]) {
   const seen: ResponsesRequest[] = [];
   const fetch = async (_url: string | URL | Request, init?: RequestInit): Promise<globalThis.Response> => {
-    const body: unknown = JSON.parse(String(init?.body));
+    const body: unknown = JSON.parse(typeof init?.body === 'string' ? init.body : '');
     if (!Value.Check(ResponsesRequestSchema, body)) throw new Error(`the SDK sent a body the door refuses: ${JSON.stringify(body)}`);
     seen.push(body);
     const { stream } = responsesToChat(body);

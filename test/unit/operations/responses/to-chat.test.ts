@@ -20,7 +20,7 @@ function translate(params: Omit<OpenAI.Responses.ResponseCreateParams, 'model'>)
 /** The GatewayError a request (not necessarily SDK-typed: clients send what they like) is refused with. */
 function refusal(request: Record<string, unknown>): GatewayError {
   try {
-    responsesToChat({ model: MODEL, ...request } as ResponsesRequest);
+    responsesToChat({ model: MODEL, ...request });
   } catch (error) {
     expect(error).toBeInstanceOf(GatewayError);
     return error as GatewayError;

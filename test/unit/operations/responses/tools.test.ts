@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chatToolsOf } from '../../../../src/operations/responses/tools.ts';
 import { chatToolName } from '../../../../src/operations/responses/namespaced-names.ts';
-import type { ResponsesRequest } from '../../../../src/wire/openai-responses.ts';
 import { GatewayError } from '../../../../src/errors/gateway-error.ts';
 
 const parameters = { type: 'object', properties: { target: { type: 'string' } }, required: ['target'], additionalProperties: false };
@@ -17,7 +16,7 @@ const agents = {
   ],
 };
 
-const tools = (request: Record<string, unknown>) => chatToolsOf({ model: 'm', input: 'Hi', ...request } as ResponsesRequest);
+const tools = (request: Record<string, unknown>) => chatToolsOf({ model: 'm', input: 'Hi', ...request });
 
 function refusal(request: Record<string, unknown>): GatewayError {
   try {

@@ -6,8 +6,8 @@ import {
   parseEventLine,
   parseReplyMessage,
   payloadToError,
-  type CompletionEvent,
-} from '../../../src/infra/events/completion-events.ts';
+  type ReplyEvent,
+} from '../../../src/infra/events/reply-events.ts';
 import {
   ContextLengthExceededError,
   GatewayError,
@@ -49,12 +49,12 @@ describe('event lines', () => {
 
 describe('parseReplyMessage', () => {
   // The message the Lua script publishes: the request id, then `<seq> <type> <payload>` per event.
-  function message(requestId: string, events: CompletionEvent[]): string {
+  function message(requestId: string, events: ReplyEvent[]): string {
     return [requestId, ...events.map((e) => `${e.seq} ${encodeEventLine(e.type, e.payload)}`)].join('\n');
   }
 
   it('gives the request id and every event, in order, with payloads containing spaces', () => {
-    const events: CompletionEvent[] = [
+    const events: ReplyEvent[] = [
       { seq: 4, type: 'chunk', payload: chunk },
       { seq: 5, type: 'chunk', payload: '{"text":"a  b   c"}' },
       { seq: 6, type: 'done', payload: '{"usage":{"prompt_tokens":3, "completion_tokens":4}}' },

@@ -4,12 +4,12 @@ import { GatewayError, type ErrorType } from '../../errors/gateway-error.ts';
  * Events a worker sends the web tier for one request. A non-streamed request gets one
  * `result` or `error`; a streamed one gets `chunk`s, then `done` or `error`.
  */
-export type CompletionEventType = 'chunk' | 'result' | 'done' | 'error';
+export type ReplyEventType = 'chunk' | 'result' | 'done' | 'error';
 
 /** One event with its sequence number (1, 2, … per request). */
-export interface CompletionEvent {
+export interface ReplyEvent {
   seq: number;
-  type: CompletionEventType;
+  type: ReplyEventType;
   /**
    * JSON text: the chunk or completion exactly as the client receives it, or the wire error. A
    * chunk may hold several of the client's events (see `groupPayloads`).
@@ -38,16 +38,16 @@ export function payloadParts(payload: string): string[] {
 const TYPES = new Set<string>(['chunk', 'result', 'done', 'error']);
 
 /** The line stored in the stream: `<type> <payload>`. */
-export function encodeEventLine(type: CompletionEventType, payload: string): string {
+export function encodeEventLine(type: ReplyEventType, payload: string): string {
   return `${type} ${payload}`;
 }
 
 /** Parses a stored line back into an event; null when it is not one of ours. */
-export function parseEventLine(seq: number, line: string): CompletionEvent | null {
+export function parseEventLine(seq: number, line: string): ReplyEvent | null {
   const space = line.indexOf(' ');
   const type = space < 0 ? line : line.slice(0, space);
   if (!TYPES.has(type) || !Number.isSafeInteger(seq)) return null;
-  return { seq, type: type as CompletionEventType, payload: space < 0 ? '' : line.slice(space + 1) };
+  return { seq, type: type as ReplyEventType, payload: space < 0 ? '' : line.slice(space + 1) };
 }
 
 /** A reply-channel message: the request id, then one `<seq> <line>` per event (payloads are JSON: no newline). */
@@ -56,9 +56,9 @@ export function encodeReplyMessage(requestId: string, events: ReadonlyArray<{ se
 }
 
 /** Parses a reply-channel message: the request id, then one `<seq> <type> <payload>` line per event. */
-export function parseReplyMessage(message: string): { requestId: string; events: CompletionEvent[] } {
+export function parseReplyMessage(message: string): { requestId: string; events: ReplyEvent[] } {
   const lines = message.split('\n');
-  const events: CompletionEvent[] = [];
+  const events: ReplyEvent[] = [];
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i] as string;
     const space = line.indexOf(' ');
@@ -69,7 +69,7 @@ export function parseReplyMessage(message: string): { requestId: string; events:
 }
 
 /** Whether the event ends the request. */
-export function isTerminal(type: CompletionEventType): boolean {
+export function isTerminal(type: ReplyEventType): boolean {
   return type !== 'chunk';
 }
 

@@ -1,12 +1,12 @@
 /**
  * What the OpenAPI document says about a public route, kept beside the route (an exported
- * `RouteDocs`) and merged into the document by @fastify/swagger's transform (openapi-plugin.ts).
+ * `RouteDocs`, or an operation's `doc`) and merged into the document by @fastify/swagger's
+ * transform (src/web/openapi/openapi-plugin.ts).
  * Response schemas stay out of Fastify's route schema on purpose: Fastify would serialize replies
  * with them (fast-json-stringify drops undeclared fields and orders keys as the schema does), and
  * the bytes the gateway sends are the contract its clients and SDKs read.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
-import type { AnthropicErrorEnvelope, ErrorEnvelope } from '../../errors/to-envelope.ts';
 
 /** The credentials a route takes: none (health), a bearer token, or also Anthropic's `x-api-key`. */
 export type Credentials = 'none' | 'bearer' | 'bearer-or-x-api-key';
@@ -46,9 +46,9 @@ export interface RouteDoc {
 /** The docs of a route module, keyed by method and the url the route is registered with (`GET /v1/models/*`). */
 export type RouteDocs = Readonly<Record<string, RouteDoc>>;
 
-/** The shared components the responses refer to (registered by openapi-plugin.ts). */
-export const ErrorEnvelopeRef = Type.Unsafe<ErrorEnvelope>({ $ref: '#/components/schemas/ErrorEnvelope' });
-const AnthropicErrorEnvelopeRef = Type.Unsafe<AnthropicErrorEnvelope>({ $ref: '#/components/schemas/AnthropicErrorEnvelope' });
+/** The shared components the responses refer to (registered by src/web/openapi/openapi-plugin.ts). */
+export const ErrorEnvelopeRef = Type.Unsafe({ $ref: '#/components/schemas/ErrorEnvelope' });
+const AnthropicErrorEnvelopeRef = Type.Unsafe({ $ref: '#/components/schemas/AnthropicErrorEnvelope' });
 
 /** The error body of a route: the spec's envelope, or Anthropic's on its Messages API. */
 export type ErrorDialect = 'openai' | 'anthropic';
@@ -79,10 +79,10 @@ const MEANINGS: Record<number, string> = {
   413: 'The body exceeds the size limit (`request_too_large`).',
   415: 'The body is not sent as `application/json` (`unsupported_media_type`).',
   422: 'Valid JSON, semantically rejected: `context_length_exceeded`, `unsupported_parameter`, `pii_detected`, `idempotency_key_reused`, or the provider refused the request.',
-  429: 'A rate limit or the tenant\'s queue cap (`rate_limit_exceeded`); the message and `Retry-After` name the seconds to wait.',
+  429: "A rate limit or the tenant's queue cap (`rate_limit_exceeded`); the message and `Retry-After` name the seconds to wait.",
   500: 'Internal gateway error (`internal_error`).',
   502: 'The upstream provider failed (`provider_failed`).',
-  503: 'Temporarily unavailable: the gateway is restarting or a dependency is down (`service_unavailable`), no worker took the request in time (`queue_timeout`), or the identity provider\'s key set is unreachable (`jwks_unavailable`).',
+  503: "Temporarily unavailable: the gateway is restarting or a dependency is down (`service_unavailable`), no worker took the request in time (`queue_timeout`), or the identity provider's key set is unreachable (`jwks_unavailable`).",
   504: 'The upstream provider timed out after the retry budget (`provider_timeout`).',
 };
 
@@ -108,8 +108,16 @@ export const ADMITTED = [...AUTHENTICATED, 402, 404, 413, 415, 422, 429, 502, 50
 
 /** The request headers the admission chain reads. */
 export const ADMISSION_HEADERS = {
-  'Idempotency-Key': Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Retries with the same key (24 h, per tenant) are neither charged nor counted twice; a finished request is replayed.' })),
-  'X-Feature': Type.Optional(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$', description: 'The feature the request is counted and budgeted under.' })),
+  'Idempotency-Key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      description: 'Retries with the same key (24 h, per tenant) are neither charged nor counted twice; a finished request is replayed.',
+    }),
+  ),
+  'X-Feature': Type.Optional(
+    Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$', description: 'The feature the request is counted and budgeted under.' }),
+  ),
 };
 
 /** The admission chain's headers of a route that streams: a stream can be resumed. */

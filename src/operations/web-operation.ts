@@ -1,0 +1,63 @@
+/**
+ * The operation seam, web half: what the web tier does with a request of an operation (a chat
+ * completion, embeddings, an Anthropic message, a response). One admission chain (the web tier's
+ * handle-request.ts) serves every operation; each supplies what differs: how its body resolves to
+ * models and tokens, which of its texts the PII policy reads, what its job carries and how its
+ * stream is framed.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { CatalogEntry } from '../domain/catalog/load-catalog.ts';
+import type { CatalogFile } from '../domain/catalog/schema.ts';
+import type { PromptCache } from '../domain/prompts/prompt-cache.ts';
+import type { SseFraming } from './sse-framing.ts';
+
+/** What resolving a request may read besides its body. */
+export interface PlanContext {
+  catalog: CatalogFile;
+  prompts: PromptCache;
+  tenantId: string;
+  headers: IncomingHttpHeaders;
+}
+
+/** What an operation found out about one validated request before admission. */
+export interface RequestPlan<Body> {
+  /** The body to run: a named prompt's templates applied; the PII policy has not read it yet. */
+  body: Body;
+  /** The alias the client asked for (a model or a tier). */
+  requestedModel: string;
+  /** The catalog models that can serve it, in order. */
+  candidates: CatalogEntry[];
+  /** Prompt tokens, when they had to be counted (the worker then need not count them again). */
+  promptTokens: number | undefined;
+  /** Prompt tokens as estimated without the tokenizer: what rate limits and the budget charge when they were not counted. */
+  promptEstimate: number;
+  /** The output tokens the client allows; null: the model's own maximum. */
+  maxOutputTokens: number | null;
+  stream: boolean;
+  /** The named prompt version the request came from. */
+  prompt: { name: string; version: number } | null;
+}
+
+/** Replaces one text of a body; `param` says where it is, as the client would name it. */
+export type TextReplacer = (text: string, param: string) => string;
+
+/**
+ * One operation as the web tier serves it: `Body` as the door validated it, `Planned` the body to
+ * run once resolved (for chat, a named prompt's request becomes a plain one), `Payload` what its
+ * job carries besides the fields every job has.
+ */
+export interface WebOperation<Body, Planned, Payload extends object> {
+  /** How its stream is written, and its errors after the stream began. */
+  readonly framing: SseFraming;
+  /**
+   * Response headers decided from the body alone, set before admission so that every answer,
+   * a stream's included, carries them; throwing refuses the request before any Redis call.
+   */
+  replyHeaders?(body: Body): Readonly<Record<string, string>>;
+  /** Resolves the request's model and counts (refusing what no candidate can serve), before any Redis call. */
+  plan(body: Body, context: PlanContext): RequestPlan<Planned> | Promise<RequestPlan<Planned>>;
+  /** The body with each text a provider reads passed through `replace` (the PII policy's scan and mask). */
+  mapTexts(body: Planned, replace: TextReplacer): Planned;
+  /** What the job carries for this operation: the body to forward, its options. */
+  jobPayload(body: Planned, plan: RequestPlan<Planned>): Payload;
+}
