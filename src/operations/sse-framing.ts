@@ -6,7 +6,7 @@
  */
 import type { GatewayError } from '../errors/gateway-error.ts';
 import { toEnvelope } from '../errors/to-envelope.ts';
-import { SSE_DONE, formatSseData, formatSseEvent } from '../providers/shared/sse.ts';
+import { SSE_DONE, formatSseData, formatSseEvent } from '../wire/sse-frames.ts';
 import { payloadParts } from '../infra/events/reply-events.ts';
 
 /** Where an event sits: its SSE id (absent for the gateway's own events) and the request's id. */

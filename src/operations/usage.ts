@@ -1,4 +1,4 @@
-import { countTextTokens } from '../domain/catalog/tokens.ts';
+import { countTextTokens } from '../providers/shared/tokens.ts';
 import type { Usage } from '../wire/openai-chat.ts';
 
 /** Where a request's token counts came from; recorded with every request. */

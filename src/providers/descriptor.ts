@@ -31,6 +31,18 @@ export interface ProviderDescriptor<Name extends string = string, Options extend
   readonly unsupported?: (request: ChatRequest) => UnsupportedUse | null;
   /** The same for an embeddings request. */
   readonly unsupportedEmbedding?: (request: EmbeddingsRequest) => UnsupportedUse | null;
+  readonly telemetry: ProviderTelemetry;
+}
+
+/** What a trace says of a call to a provider (OpenTelemetry's GenAI conventions). */
+export interface ProviderTelemetry {
+  /**
+   * `gen_ai.provider.name` of a model's calls: the product the client speaks to, read from the
+   * model's catalog entry (every server of OpenAI's format is `openai`, but Azure OpenAI).
+   */
+  system(model: Readonly<Record<string, unknown>>): string;
+  /** The API root of a model whose entry names no `base_url`; null when there is no server. */
+  readonly defaultBaseUrl: string | null;
 }
 
 /** A use of a parameter a provider cannot serve: the parameter's path and what of it. */

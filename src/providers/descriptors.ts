@@ -1,4 +1,4 @@
-/** Every provider kind the gateway speaks. A new provider is a folder, one line here and one in registry.ts. */
+/** Every provider kind the gateway speaks. A new provider is a folder, one line here and one in registry.ts (its adapter factory). */
 import { anthropicDescriptor } from './anthropic/descriptor.ts';
 import { geminiDescriptor } from './gemini/descriptor.ts';
 import { openAiCompatibleDescriptor } from './openai-compatible/descriptor.ts';

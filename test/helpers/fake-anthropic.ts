@@ -8,7 +8,8 @@
 import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import type { ModelOf } from '../../src/domain/catalog/schema.ts';
-import type { AnthropicErrorBody, AnthropicErrorDetail, AnthropicUsage } from '../../src/providers/anthropic/wire.ts';
+import type { AnthropicErrorBody, AnthropicErrorDetail } from '../../src/providers/anthropic/wire.ts';
+import type { AnthropicUsage } from '../../src/wire/anthropic-usage.ts';
 import { runStandalone, sendJson, sendStatus, sseEvent, startFakeServer, writeInPieces, type FakeServer, type RecordedRequest } from './fake-server.ts';
 
 /** How the fake answers one Messages API call (JSON or SSE as the body's `stream` asks). */

@@ -11,7 +11,7 @@ import type { ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import type { ModelOf } from '../../src/domain/catalog/schema.ts';
 import type { GeminiError, GeminiResponse, GeminiUsageMetadata } from '../../src/providers/gemini/wire.ts';
-import { isRecord } from '../../src/providers/shared/json.ts';
+import { isRecord } from '../../src/wire/json.ts';
 import { runStandalone, sendJson, sendStatus, startFakeServer, writeInPieces, type FakeServer, type RecordedRequest } from './fake-server.ts';
 
 /** How the fake answers one call. */

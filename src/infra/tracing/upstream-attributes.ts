@@ -5,16 +5,12 @@
  */
 import type { Attributes, Span } from '@opentelemetry/api';
 import { ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT } from '@opentelemetry/semantic-conventions';
-import type { CatalogModel, ModelOf } from '../../domain/catalog/schema.ts';
-import type { ProviderName } from '../../providers/descriptors.ts';
+import { descriptorOf } from '../../providers/descriptors.ts';
 import type { NativeEvent, NativeMessage, ProviderTarget } from '../../providers/types.ts';
 import type { ChatCompletion, ChatCompletionChunk, Usage } from '../../wire/openai-chat.ts';
 import type { EmbeddingsResponse } from '../../wire/openai-embeddings.ts';
-import { ANTHROPIC_BASE_URL } from '../../providers/anthropic/request.ts';
-import { GEMINI_BASE_URL } from '../../providers/gemini/request.ts';
-import { readUsage, usageOf as anthropicUsageOf } from '../../providers/anthropic/response.ts';
-import type { AnthropicUsage } from '../../providers/anthropic/wire.ts';
-import { isRecord } from '../../providers/shared/json.ts';
+import { readUsage, usageOf as anthropicUsageOf, type AnthropicUsage } from '../../wire/anthropic-usage.ts';
+import { isRecord } from '../../wire/json.ts';
 import {
   ATTR_GATEWAY_MODEL_ALIAS,
   ATTR_GEN_AI_PROVIDER_NAME,
@@ -26,21 +22,12 @@ import {
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
 } from './gateway-attributes.ts';
 
-/**
- * `gen_ai.provider.name` and the API root of each provider kind. The conventions name the product
- * the client library speaks to: every server of OpenAI's wire format is `openai` (server.address
- * tells them apart), except Azure OpenAI, whose addressing the catalog declares.
- */
-const UPSTREAMS: { [N in ProviderName]: (model: ModelOf<N>) => { provider: string; baseUrl: string | null } } = {
-  'openai-compatible': (model) => ({ provider: model.azure ? 'azure.ai.openai' : 'openai', baseUrl: model.base_url }),
-  anthropic: (model) => ({ provider: 'anthropic', baseUrl: model.base_url ?? ANTHROPIC_BASE_URL }),
-  gemini: (model) => ({ provider: 'gcp.gemini', baseUrl: model.base_url ?? GEMINI_BASE_URL }),
-  simulator: () => ({ provider: 'simulator', baseUrl: null }),
-};
-
 /** Who an upstream call goes to: provider, upstream model, catalog alias, server address and port. */
 export function targetAttributes(target: ProviderTarget): Attributes {
-  const { provider, baseUrl } = (UPSTREAMS[target.provider] as (model: CatalogModel) => { provider: string; baseUrl: string | null })(target.model);
+  const { telemetry } = descriptorOf(target.provider);
+  const model: Readonly<Record<string, unknown>> = target.model;
+  const provider = telemetry.system(model);
+  const baseUrl = typeof model.base_url === 'string' ? model.base_url : telemetry.defaultBaseUrl;
   const attributes: Attributes = { [ATTR_GEN_AI_PROVIDER_NAME]: provider, [ATTR_GEN_AI_REQUEST_MODEL]: target.upstreamModel, [ATTR_GATEWAY_MODEL_ALIAS]: target.alias };
   if (baseUrl) {
     const url = new URL(baseUrl);

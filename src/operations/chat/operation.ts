@@ -1,5 +1,5 @@
 /** POST /v1/chat/completions on the web tier (the web half of the operation): named prompts, the chat body, `data:` framing. */
-import { estimateTokens, promptTokensUpperBound } from '../../domain/catalog/tokens.ts';
+import { estimateTokens, promptTokensUpperBound } from '../../providers/shared/tokens.ts';
 import type { ChatMessage } from '../../wire/openai-chat.ts';
 import { openAiDataFraming } from '../sse-framing.ts';
 import type { TextReplacer, WebOperation } from '../web-operation.ts';

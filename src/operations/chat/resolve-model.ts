@@ -8,7 +8,7 @@ import {
 } from '../../errors/gateway-error.ts';
 import { candidatesOf, type CatalogEntry } from '../../domain/catalog/load-catalog.ts';
 import type { CatalogFile } from '../../domain/catalog/schema.ts';
-import { countPromptTokens, promptTokensUpperBound } from '../../domain/catalog/tokens.ts';
+import { countPromptTokens, promptTokensUpperBound } from '../../providers/shared/tokens.ts';
 import type { ChatCompletionRequest } from './request-schema.ts';
 import type { ChatRequest } from '../../wire/openai-chat.ts';
 import { descriptorOf } from '../../providers/descriptors.ts';

@@ -1,7 +1,7 @@
 /** How a worker runs a chat completion: the providers' chat calls, the answer as OpenAI chat. */
 import type { ChatCompletionChunk } from '../../wire/openai-chat.ts';
 import type { ChatJob } from './payload.ts';
-import { countPromptTokens } from '../../domain/catalog/tokens.ts';
+import { countPromptTokens } from '../../providers/shared/tokens.ts';
 import type { FinalEvent, OperationRunner, RunContext } from '../runner.ts';
 import { producedText } from './produced-text.ts';
 

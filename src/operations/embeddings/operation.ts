@@ -1,5 +1,5 @@
 /** POST /v1/embeddings on the web tier (the web half of the operation): one embeddings model, its inputs' texts for the PII policy, one JSON answer. */
-import { estimateTokens } from '../../domain/catalog/tokens.ts';
+import { estimateTokens } from '../../providers/shared/tokens.ts';
 import { inputItems } from '../../providers/shared/embeddings.ts';
 import { openAiDataFraming } from '../sse-framing.ts';
 import type { EmbeddingsBody } from '../../wire/openai-embeddings.ts';

@@ -1,6 +1,6 @@
 import { candidatesOf, type CatalogEntry } from '../../domain/catalog/load-catalog.ts';
 import type { CatalogFile } from '../../domain/catalog/schema.ts';
-import { countTextTokens } from '../../domain/catalog/tokens.ts';
+import { countTextTokens } from '../../providers/shared/tokens.ts';
 import { InputTooLongError, ModelNotFoundError, UnsupportedParameterError, WrongModelModeError } from '../../errors/gateway-error.ts';
 import { descriptorOf } from '../../providers/descriptors.ts';
 import type { ProviderDescriptor } from '../../providers/descriptor.ts';

@@ -3,7 +3,7 @@
  * Anthropic sends (MessageStreamTranslator). The mappings of stop reason and usage are shared.
  */
 import { randomUUID } from 'node:crypto';
-import { isRecord } from '../../providers/shared/json.ts';
+import { isRecord } from '../../wire/json.ts';
 import { invalidResponse } from '../../providers/shared/upstream-error.ts';
 import { signedCallId, signedIdOf } from '../signed-call-ids.ts';
 import type {

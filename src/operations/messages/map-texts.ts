@@ -8,7 +8,7 @@
  * Anthropic lets a client leave out the thinking of earlier turns. The same conversation always
  * loses the same blocks, so what a provider sees of it still only grows at its end.
  */
-import { isRecord } from '../../providers/shared/json.ts';
+import { isRecord } from '../../wire/json.ts';
 import type { ContentBlockParam, MessageParam, MessagesRequest, NestedBlock, Source } from '../../wire/anthropic-messages.ts';
 import type { TextReplacer } from '../web-operation.ts';
 

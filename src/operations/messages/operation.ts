@@ -5,7 +5,7 @@
  * by the native candidates alone.
  */
 import type { CatalogEntry } from '../../domain/catalog/load-catalog.ts';
-import { estimateTokens } from '../../domain/catalog/tokens.ts';
+import { estimateTokens } from '../../providers/shared/tokens.ts';
 import { ContextLengthExceededError, GatewayError, UnsupportedParameterError } from '../../errors/gateway-error.ts';
 import { speaksMessages } from '../../providers/descriptors.ts';
 import type { MessagesRequest } from '../../wire/anthropic-messages.ts';

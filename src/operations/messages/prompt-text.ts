@@ -5,7 +5,7 @@
  * /v1/messages/count_tokens. It needs no translation: a request routed natively may hold blocks
  * chat cannot express.
  */
-import { countTextTokens } from '../../domain/catalog/tokens.ts';
+import { countTextTokens } from '../../providers/shared/tokens.ts';
 import type { ContentBlockParam, MessagesRequest } from '../../wire/anthropic-messages.ts';
 
 /** What of a request the prompt is made of. */

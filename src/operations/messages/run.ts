@@ -5,10 +5,9 @@
  */
 import type { MessagesJob } from './payload.ts';
 import type { ProviderTarget } from '../../providers/types.ts';
-import { isRecord } from '../../providers/shared/json.ts';
+import { isRecord } from '../../wire/json.ts';
 import { speaksMessages } from '../../providers/descriptors.ts';
-import { readUsage, usageOf as chatUsageOf } from '../../providers/anthropic/response.ts';
-import type { AnthropicUsage } from '../../providers/anthropic/wire.ts';
+import { readUsage, usageOf as chatUsageOf, type AnthropicUsage } from '../../wire/anthropic-usage.ts';
 import type { MessagesRequest } from '../../wire/anthropic-messages.ts';
 import type { FinalEvent, OperationRunner, RunContext, SentChunk } from '../runner.ts';
 import { producedText } from '../chat/produced-text.ts';

@@ -3,7 +3,7 @@
  * stateless, translated to chat (to-chat.ts) for whichever provider serves the model; what needs
  * stored state is refused at the door.
  */
-import { estimateTokens, promptTokensUpperBound } from '../../domain/catalog/tokens.ts';
+import { estimateTokens, promptTokensUpperBound } from '../../providers/shared/tokens.ts';
 import type { ResponsesRequest } from '../../wire/openai-responses.ts';
 import type { WebOperation } from '../web-operation.ts';
 import type { ResponsesPayload } from './payload.ts';

@@ -1,7 +1,7 @@
 /** How a worker runs a Responses request: translated to chat, and the chat answer translated back. */
 import type { ResponsesJob } from './payload.ts';
 import type { ProviderTarget } from '../../providers/types.ts';
-import { countPromptTokens } from '../../domain/catalog/tokens.ts';
+import { countPromptTokens } from '../../providers/shared/tokens.ts';
 import type { ResponsesRequest } from '../../wire/openai-responses.ts';
 import type { FinalEvent, OperationRunner, RunContext, SentChunk } from '../runner.ts';
 import { producedText } from '../chat/produced-text.ts';

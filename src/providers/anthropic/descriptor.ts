@@ -1,6 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import { API_KEY_ENV_OPTION, OPTIONAL_BASE_URL_OPTION, ReasoningEffortSchema, functionRoleMessage, uploadedFilePart, type ProviderDescriptor } from '../descriptor.ts';
 
+/** Where Anthropic's API is when a model names no `base_url`. */
+export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
+
 /** Anthropic's Messages API (`{base_url}/v1/messages`), translated from and to OpenAI's chat format. */
 export const anthropicDescriptor = {
   name: 'anthropic',
@@ -41,4 +44,5 @@ export const anthropicDescriptor = {
     if (request.response_format?.type === 'json_object') return { param: 'response_format', detail: "type 'json_object'; send type 'json_schema' with a schema" };
     return functionRoleMessage(request) ?? uploadedFilePart(request);
   },
+  telemetry: { system: () => 'anthropic', defaultBaseUrl: ANTHROPIC_BASE_URL },
 } as const satisfies ProviderDescriptor;

@@ -1,5 +1,5 @@
 /** How Anthropic reports errors: `{"type":"error","error":{"type":…,"message":…}}`, in HTTP bodies and as `event: error` in streams. */
-import { isRecord } from '../shared/json.ts';
+import { isRecord } from '../../wire/json.ts';
 import { UpstreamError, excerpt, type UpstreamErrorDetails, type UpstreamFailureKind } from '../shared/upstream-error.ts';
 import type { AnthropicErrorDetail } from './wire.ts';
 

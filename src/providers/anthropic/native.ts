@@ -5,7 +5,7 @@
  * errors (in bodies and as `event: error`), and whether the stream ended with message_stop.
  */
 import type { ModelOf } from '../../domain/catalog/schema.ts';
-import { isRecord } from '../shared/json.ts';
+import { isRecord } from '../../wire/json.ts';
 import type { UpstreamCall } from '../shared/send.ts';
 import { iterSseJson } from '../shared/sse.ts';
 import { UpstreamError, excerpt, invalidResponse } from '../shared/upstream-error.ts';

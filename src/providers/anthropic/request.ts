@@ -7,11 +7,10 @@ import type { ProviderTarget } from '../types.ts';
 import { translateMessages } from './messages.ts';
 import type { AnthropicEffort, AnthropicOutputConfig, AnthropicRequest, AnthropicThinking, AnthropicTool, AnthropicToolChoice } from './wire.ts';
 import { reasoningEffortOf, type ReasoningEffort } from '../descriptor.ts';
+import { ANTHROPIC_BASE_URL } from './descriptor.ts';
 
 type Target = ProviderTarget<ModelOf<'anthropic'>>;
 
-/** Anthropic's public endpoint, used when the catalog entry names no base_url. */
-export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
 /** The API version every call is made against. */
 export const ANTHROPIC_VERSION = '2023-06-01';
 

@@ -1,10 +1,10 @@
 /** Anthropic's message JSON → ChatCompletion; the finish-reason and usage mappings the stream shares. */
-import type { ChatCompletion, FinishReason, ResponseMessage, ThinkingBlock, ToolCall, Usage } from '../../wire/openai-chat.ts';
+import type { ChatCompletion, FinishReason, ResponseMessage, ThinkingBlock, ToolCall } from '../../wire/openai-chat.ts';
 import type { ProviderTarget } from '../types.ts';
-import { isRecord } from '../shared/json.ts';
+import { isRecord } from '../../wire/json.ts';
+import { readUsage, usageOf } from '../../wire/anthropic-usage.ts';
 import { invalidResponse } from '../shared/upstream-error.ts';
 import { errorDetailOf, errorFromEvent } from './errors.ts';
-import type { AnthropicUsage } from './wire.ts';
 
 /** The refusal text a `stop_reason: "refusal"` answer carries, non-streamed and streamed. */
 export const REFUSAL_MESSAGE = 'The model declined to answer (Anthropic stop_reason "refusal").';
@@ -23,26 +23,6 @@ export function finishReasonOf(stopReason: unknown): FinishReason {
     default:
       return 'stop';
   }
-}
-
-/** OpenAI usage from Anthropic's counts: cache reads and writes are prompt tokens too. */
-export function usageOf(usage: AnthropicUsage): Usage {
-  const cacheRead = count(usage.cache_read_input_tokens);
-  const cacheWrite = count(usage.cache_creation_input_tokens);
-  const promptTokens = count(usage.input_tokens) + cacheRead + cacheWrite;
-  const completionTokens = count(usage.output_tokens);
-  return {
-    prompt_tokens: promptTokens,
-    completion_tokens: completionTokens,
-    total_tokens: promptTokens + completionTokens,
-    prompt_tokens_details: { cached_tokens: cacheRead, cache_write_tokens: cacheWrite },
-  };
-}
-
-const USAGE_FIELDS = ['input_tokens', 'output_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens'] as const;
-
-function count(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.trunc(value) : 0;
 }
 
 /** Translates a parsed non-streamed Messages API body; throws UpstreamError on an error body or a shape that is not a message. */
@@ -64,16 +44,6 @@ export function parseMessage(parsed: unknown, target: ProviderTarget): ChatCompl
   return completion;
 }
 
-/** The numeric counts of a `usage` object (absent or non-numeric fields left out); null when it is not an object. */
-export function readUsage(value: unknown): AnthropicUsage | null {
-  if (!isRecord(value)) return null;
-  const usage: AnthropicUsage = {};
-  for (const field of USAGE_FIELDS) {
-    const fieldValue = value[field];
-    if (typeof fieldValue === 'number') usage[field] = fieldValue;
-  }
-  return usage;
-}
 
 function messageOf(content: unknown[], stopReason: unknown): ResponseMessage {
   const texts: string[] = [];

@@ -5,12 +5,12 @@
  */
 import type { ChatCompletionChunk, ChunkDelta, FinishReason, ThinkingBlock, ToolCallDelta, Usage } from '../../wire/openai-chat.ts';
 import { iterSseJson } from '../shared/sse.ts';
-import { isRecord } from '../shared/json.ts';
+import { isRecord } from '../../wire/json.ts';
 import { UpstreamError, excerpt, invalidResponse } from '../shared/upstream-error.ts';
 import type { ProviderTarget } from '../types.ts';
 import { errorDetailOf, errorFromEvent } from './errors.ts';
-import { REFUSAL_MESSAGE, finishReasonOf, readUsage, usageOf } from './response.ts';
-import type { AnthropicUsage } from './wire.ts';
+import { REFUSAL_MESSAGE, finishReasonOf } from './response.ts';
+import { readUsage, usageOf, type AnthropicUsage } from '../../wire/anthropic-usage.ts';
 
 /** What the stream remembers of one content block, by its Anthropic index. */
 export type BlockState =

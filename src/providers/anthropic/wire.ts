@@ -14,7 +14,6 @@ import type {
   ThinkingConfig,
   ToolChoiceParam,
   ToolParam,
-  Usage,
 } from '../../wire/anthropic-messages.ts';
 
 /** The fields R of T required and the fields O optional, none of them null. */
@@ -96,8 +95,6 @@ export type AnthropicRequest = Pick<MessagesRequest, 'model' | 'max_tokens' | 's
   stream?: true;
 };
 
-/** Token counts as an upstream reports them: any may be absent, the cache counts null. */
-export type AnthropicUsage = Partial<Pick<Usage, 'input_tokens' | 'output_tokens' | 'cache_creation_input_tokens' | 'cache_read_input_tokens'>>;
 
 /** An error body (`{type:'error', error:{type, message}}`), as HTTP bodies and `event: error` carry it. */
 export type AnthropicErrorBody = Pick<ErrorBody, 'type' | 'error'>;

@@ -4,7 +4,7 @@
  */
 import { InvalidValueError, UnsupportedParameterError } from '../../errors/gateway-error.ts';
 import type { ChatMessage, ContentPart } from '../../wire/openai-chat.ts';
-import { isRecord } from '../shared/json.ts';
+import { isRecord } from '../../wire/json.ts';
 import { toGeminiPart } from './parts.ts';
 import type { GeminiContent, GeminiFunctionCallPart, GeminiPart, GeminiTextPart } from './wire.ts';
 

@@ -2,6 +2,9 @@ import { Type } from '@sinclair/typebox';
 import { API_KEY_ENV_OPTION, OPTIONAL_BASE_URL_OPTION, ReasoningEffortSchema, functionRoleMessage, uploadedFilePart, type ProviderDescriptor } from '../descriptor.ts';
 import { inputTexts } from '../shared/embeddings.ts';
 
+/** The public endpoint, used when the catalog entry has no `base_url`. */
+export const GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com';
+
 /** Google's Gemini API (`{base_url}/v1beta/models/{model}:generateContent`), translated from and to OpenAI's chat format. */
 export const geminiDescriptor = {
   name: 'gemini',
@@ -37,4 +40,5 @@ export const geminiDescriptor = {
   contentParts: new Set(['text', 'image_url', 'input_audio', 'file', 'refusal']),
   unsupported: (request) => functionRoleMessage(request) ?? uploadedFilePart(request),
   unsupportedEmbedding: (request) => (inputTexts(request.input) === null ? { param: 'input', detail: 'token arrays; Gemini embeds text' } : null),
+  telemetry: { system: () => 'gcp.gemini', defaultBaseUrl: GEMINI_BASE_URL },
 } as const satisfies ProviderDescriptor;

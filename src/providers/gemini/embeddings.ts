@@ -2,12 +2,12 @@
 import type { ModelOf } from '../../domain/catalog/schema.ts';
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../../wire/openai-embeddings.ts';
 import { embeddingsResponse } from '../shared/embeddings.ts';
-import { isRecord } from '../shared/json.ts';
+import { isRecord } from '../../wire/json.ts';
 import type { UpstreamCall } from '../shared/send.ts';
 import { invalidResponse } from '../shared/upstream-error.ts';
 import type { ProviderTarget } from '../types.ts';
 import { errorFromPayload, geminiErrorOf } from './errors.ts';
-import { GEMINI_BASE_URL } from './request.ts';
+import { GEMINI_BASE_URL } from './descriptor.ts';
 
 type Target = ProviderTarget<ModelOf<'gemini'>>;
 

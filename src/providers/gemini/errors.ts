@@ -2,7 +2,7 @@
  * How the Gemini API reports errors: `{"error":{code, message, status, details}}` (google.rpc.Status),
  * as an HTTP error body and, rarely, as an object inside a 2xx answer or stream.
  */
-import { isRecord } from '../shared/json.ts';
+import { isRecord } from '../../wire/json.ts';
 import { UpstreamError, excerpt, kindForStatus, type UpstreamErrorDetails } from '../shared/upstream-error.ts';
 import type { GeminiError } from './wire.ts';
 

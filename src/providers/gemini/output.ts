@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FinishReason, ToolCall, Usage } from '../../wire/openai-chat.ts';
-import { isRecord } from '../shared/json.ts';
+import { isRecord } from '../../wire/json.ts';
 import { invalidResponse } from '../shared/upstream-error.ts';
 import type { GeminiCandidate, GeminiFunctionCallPart, GeminiPart, GeminiResponse, GeminiTextPart, GeminiUsageMetadata } from './wire.ts';
 

@@ -7,11 +7,9 @@ import { toGeminiPrompt } from './contents.ts';
 import { toGeminiSchema } from './schema.ts';
 import type { GeminiFunctionDeclaration, GeminiGenerationConfig, GeminiRequest, GeminiSchema, GeminiThinkingConfig, GeminiToolConfig } from './wire.ts';
 import { reasoningEffortOf, type ReasoningEffort } from '../descriptor.ts';
+import { GEMINI_BASE_URL } from './descriptor.ts';
 
 type Target = ProviderTarget<ModelOf<'gemini'>>;
-
-/** The public endpoint, used when the catalog entry has no `base_url`. */
-export const GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com';
 
 /** `thinkingBudget` for each reasoning effort (models with `thinking: 'budget'`, Gemini 2.5). */
 export const THINKING_BUDGETS: Readonly<Record<ReasoningEffort, number>> = { none: 0, minimal: 512, low: 1024, medium: 8192, high: 24576, xhigh: 32768 };

@@ -21,4 +21,6 @@ export const openAiCompatibleDescriptor = {
   capabilities: { chat: true, stream: true, embed: true, nativeMessages: false },
   params: null,
   contentParts: null,
+  // Azure OpenAI's addressing is declared in the catalog; every other server of the format is OpenAI's.
+  telemetry: { system: (model) => (model.azure ? 'azure.ai.openai' : 'openai'), defaultBaseUrl: null },
 } as const satisfies ProviderDescriptor;

@@ -3,7 +3,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ChatCompletionSchema, type ChatCompletion } from '../../wire/openai-chat.ts';
 import { EmbeddingsResponseSchema, type EmbeddingsResponse } from '../../wire/openai-embeddings.ts';
 import type { ProviderTarget } from '../types.ts';
-import { isRecord } from '../shared/json.ts';
+import { isRecord } from '../../wire/json.ts';
 import { invalidResponse } from '../shared/upstream-error.ts';
 import { errorFromPayload, isErrorPayload } from './errors.ts';
 

@@ -3,7 +3,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ChatCompletionChunkSchema, type ChatCompletionChunk } from '../../wire/openai-chat.ts';
 import type { ProviderTarget } from '../types.ts';
 import { iterSseJson } from '../shared/sse.ts';
-import { isRecord } from '../shared/json.ts';
+import { isRecord } from '../../wire/json.ts';
 import { UpstreamError, invalidResponse } from '../shared/upstream-error.ts';
 import { errorFromPayload, isErrorPayload } from './errors.ts';
 

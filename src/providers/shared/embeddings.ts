@@ -1,6 +1,6 @@
 /** What every adapter's embeddings share: the vectors in the encoding the client asked for, and the answer's shape. */
 import type { Embedding, EmbeddingsRequest, EmbeddingsResponse } from '../../wire/openai-embeddings.ts';
-import { countTextTokens } from '../../domain/catalog/tokens.ts';
+import { countTextTokens } from './tokens.ts';
 
 /** OpenAI's `base64` encoding: the vector's little-endian float32 bytes (what the openai SDKs decode). */
 export function encodeVector(vector: readonly number[], format: EmbeddingsRequest['encoding_format']): Embedding['embedding'] {

@@ -1,6 +1,6 @@
 /**
- * Server-sent events, both ways. Incoming: bytes → lines → events → JSON, layered like
- * openai-node's src/core/streaming.ts. Outgoing: the frames the web tier writes.
+ * Server-sent events from an upstream: bytes → lines → events → JSON, layered like
+ * openai-node's src/core/streaming.ts. The frames the gateway writes are src/wire/sse-frames.ts.
  */
 import { UpstreamError } from './upstream-error.ts';
 
@@ -13,11 +13,6 @@ export interface ServerSentEvent {
 
 /** A JSON event, or the `[DONE]` terminator that OpenAI-style streams end with. */
 export type SseJsonEvent = { type: 'json'; event: string | null; id: string | null; data: unknown } | { type: 'done' };
-
-/** The terminator OpenAI-style streams end with. */
-export const SSE_DONE = 'data: [DONE]\n\n';
-/** A comment frame that keeps idle connections (and proxies) from timing out. */
-export const SSE_KEEP_ALIVE = ': keep-alive\n\n';
 
 const NEWLINE = /\r\n|\r|\n/;
 
@@ -111,20 +106,6 @@ export async function* iterSseJson(source: AsyncIterable<Uint8Array | string>): 
     }
     yield { type: 'json', event: sse.event, id: sse.id, data: parseJson(sse.data) };
   }
-}
-
-/** One outgoing `data:` frame (with its `id:` when given), ending with the blank line that dispatches it. */
-export function formatSseData(json: string, id?: string): string {
-  const data = json
-    .split(NEWLINE)
-    .map((line) => `data: ${line}`)
-    .join('\n');
-  return id === undefined ? `${data}\n\n` : `id: ${id}\n${data}\n\n`;
-}
-
-/** One outgoing named event (`event:` then its `data:` frame), as Anthropic's and the Responses API's streams send them. */
-export function formatSseEvent(name: string, json: string, id?: string): string {
-  return `event: ${name}\n${formatSseData(json, id)}`;
 }
 
 function parseJson(data: string): unknown {

@@ -32,4 +32,5 @@ export const simulatorDescriptor = {
   capabilities: { chat: true, stream: true, embed: true, nativeMessages: false },
   params: null,
   contentParts: null,
+  telemetry: { system: () => 'simulator', defaultBaseUrl: null },
 } as const satisfies ProviderDescriptor;

@@ -8,7 +8,7 @@ import { brokenStreamError, hang, pause, rollFault, statusFaultError, type Fault
 import { generatePieces, seedFrom } from './text.ts';
 import { DEFAULT_DIMENSIONS, simulatedVector } from './embeddings.ts';
 import { embeddingsResponse, inputItems, inputTokens } from '../shared/embeddings.ts';
-import { countPromptTokens } from '../../domain/catalog/tokens.ts';
+import { countPromptTokens } from '../shared/tokens.ts';
 
 type SimulatorRequest = ProviderRequest<ModelOf<'simulator'>>;
 

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { ClientClosedRequestError, InternalError } from '../../errors/gateway-error.ts';
 import { payloadToError, type ReplyEvent } from '../../infra/events/reply-events.ts';
-import { SSE_KEEP_ALIVE } from '../../providers/shared/sse.ts';
+import { SSE_KEEP_ALIVE } from '../../wire/sse-frames.ts';
 import type { SseFraming } from '../../operations/sse-framing.ts';
 import type { Dispatch } from '../../infra/events/event-queue.ts';
 import type { EventQueue } from '../../infra/events/event-queue.ts';

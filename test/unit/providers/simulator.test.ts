@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { encode } from 'gpt-tokenizer';
-import { countPromptTokens } from '../../../src/domain/catalog/tokens.ts';
+import { countPromptTokens } from '../../../src/providers/shared/tokens.ts';
 import type { ModelOf } from '../../../src/domain/catalog/schema.ts';
 import type { SimulatorOptions } from '../../../src/providers/simulator/descriptor.ts';
 import { createSimulatorAdapter } from '../../../src/providers/simulator/index.ts';

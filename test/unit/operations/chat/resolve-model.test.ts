@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveModel } from '../../../../src/operations/chat/resolve-model.ts';
 import type { ChatCompletionRequest } from '../../../../src/operations/chat/request-schema.ts';
 import type { CatalogFile, CatalogModel } from '../../../../src/domain/catalog/schema.ts';
-import { countPromptTokens, promptTokensUpperBound } from '../../../../src/domain/catalog/tokens.ts';
+import { countPromptTokens, promptTokensUpperBound } from '../../../../src/providers/shared/tokens.ts';
 import {
   AutoModelUnavailableError,
   ContextLengthExceededError,

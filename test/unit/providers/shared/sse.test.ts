@@ -1,8 +1,6 @@
 import { describe, it, expect } from 'vitest';
+import { SSE_DONE, SSE_KEEP_ALIVE, formatSseData } from '../../../../src/wire/sse-frames.ts';
 import {
-  SSE_DONE,
-  SSE_KEEP_ALIVE,
-  formatSseData,
   iterLines,
   iterSseEvents,
   iterSseJson,

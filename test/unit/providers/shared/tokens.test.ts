@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { contentText, countPromptTokens, countTextTokens, promptTokensUpperBound, type CountableMessage } from '../../../src/domain/catalog/tokens.ts';
-import { mulberry32 } from '../../../src/providers/simulator/prng.ts';
+import { contentText, countPromptTokens, countTextTokens, promptTokensUpperBound, type CountableMessage } from '../../../../src/providers/shared/tokens.ts';
+import { mulberry32 } from '../../../../src/providers/simulator/prng.ts';
 
 // A seeded PRNG, so a failing case can be reproduced.
 const prng = mulberry32;
