@@ -3,7 +3,8 @@ import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Authenticator } from './auth/authenticator.ts';
-import type { RequestServices } from './admission/handle-request.ts';
+import type { RequestPorts } from './admission/handle-request.ts';
+import type { BudgetLedger } from '../domain/budget/budget-ledger.ts';
 import type { BudgetAdminDeps } from '../domain/budget/budget-admin.ts';
 import type { Repository } from '../infra/store/repository.ts';
 import type { PromptAdminDeps } from '../domain/prompts/prompt-admin.ts';
@@ -11,7 +12,7 @@ import type { TenantAdminDeps } from '../domain/tenants/tenant-admin.ts';
 import type { KeyAdminDeps } from '../domain/access/key-admin.ts';
 import type { AuditSink } from '../domain/audit/audit-event.ts';
 import { ServiceUnavailableError } from '../errors/gateway-error.ts';
-import { newRequestId } from './request-id.ts';
+import { newRequestId } from '../infra/http/request-id.ts';
 import { clientErrorHandler, errorsPlugin, frameworkErrorHandler } from './plugins/errors.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { requestBoundsPlugin } from './plugins/request-bounds.ts';
@@ -40,7 +41,10 @@ export interface AppDeps {
   authenticator: Authenticator;
   /** The operations served, each at its routes (src/operations/index.ts lists the gateway's). */
   operations: Operations;
-  requests: RequestServices;
+  /** What a request of an operation passes through (src/web/admission/handle-request.ts). */
+  requests: RequestPorts;
+  /** The budget counters, which GET /v1/budgets reports. */
+  ledger: BudgetLedger;
   /** When the catalog was written (Unix seconds): the `created` of every model in /v1/models. */
   catalogCreated: number;
   repository: Repository;
@@ -107,11 +111,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(authPlugin, { authenticator: deps.authenticator, audit: deps.audit, operatorTenant: env.OPERATOR_TENANT, permissions: permissionsOf(deps.operations) });
   await app.register(openapiPlugin, { operations: deps.operations });
   await app.register(healthRoutes, { dependencies: deps.dependencies });
-  for (const operation of deps.operations) await app.register(operationRoutes, { operation, services: deps.requests, bodyLimit: env.BODY_LIMIT_BYTES });
-  await app.register(modelRoutes, { catalog: deps.requests.catalog, created: deps.catalogCreated });
-  await app.register(promptRoutes, { prompts: deps.requests.prompts });
+  for (const operation of deps.operations) await app.register(operationRoutes, { operation, ports: deps.requests, bodyLimit: env.BODY_LIMIT_BYTES });
+  await app.register(modelRoutes, { catalog: deps.requests.plan.catalog, created: deps.catalogCreated });
+  await app.register(promptRoutes, { prompts: deps.requests.plan.prompts });
   await app.register(usageRoutes, { usage: deps.repository.usage });
-  await app.register(budgetRoutes, { ledger: deps.requests.ledger, settings: deps.requests.settings });
+  await app.register(budgetRoutes, { ledger: deps.ledger, settings: deps.requests.settings });
   await app.register(auditRoutes, { audit: deps.repository.audit });
   await app.register(internalRoutes, {
     prefix: '/internal/v1',

@@ -3,7 +3,7 @@ import { Queue } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { ulid } from 'ulid';
-import type { Config } from '../config.ts';
+import type { Config, Env } from '../config.ts';
 import { buildApp } from './app.ts';
 import { loadCatalogFile } from '../domain/catalog/load-catalog.ts';
 import type { CatalogFile } from '../domain/catalog/schema.ts';
@@ -15,12 +15,12 @@ import type { TenantAdminDeps } from '../domain/tenants/tenant-admin.ts';
 import { createJwtVerifier } from './auth/jwt/jwt-verifier.ts';
 import { RequestDispatcher } from '../infra/queue/dispatcher.ts';
 import { JobBatcher } from '../infra/queue/job-batcher.ts';
-import type { RequestServices } from './admission/handle-request.ts';
+import type { AdmissionDefaults, RequestPorts } from './admission/handle-request.ts';
 import { createStore } from '../infra/store/create-store.ts';
 import type { Repository } from '../infra/store/repository.ts';
 import { createRedisKeys, REQUEST_QUEUE, QUEUE_EVENTS_MAX_LEN, type RedisKeys } from '../infra/redis/keys.ts';
 import { type RedisClient, assertNoEviction, boundedWait, closeRedis, connectRedis } from '../infra/redis/connections.ts';
-import { defineScripts } from '../infra/redis/scripts.ts';
+import { defineScripts, type ScriptedRedis } from '../infra/redis/scripts.ts';
 import { ReplyChannel } from '../infra/events/reply-channel.ts';
 import { listenForInvalidations } from '../infra/redis/invalidations.ts';
 import type { JobBatch } from '../infra/queue/job.ts';
@@ -35,8 +35,9 @@ import { BudgetLedger } from '../domain/budget/budget-ledger.ts';
 import { storeSpendSource } from '../domain/budget/store-spend-source.ts';
 import { TenantSettingsCache } from '../domain/tenants/tenant-settings.ts';
 import { RateLimiter } from '../domain/rate-limit/rate-limiter.ts';
-import { IdempotencyStore } from '../domain/idempotency/idempotency-store.ts';
-import { IDEMPOTENCY_TTL_MS } from './admission/idempotency-step.ts';
+import { IDEMPOTENCY_TTL_MS, IdempotencyStore } from '../domain/idempotency/idempotency-store.ts';
+import { Admission, type GiveBackFailure } from '../domain/admission/admission.ts';
+import { followEvents } from '../infra/events/follow-events.ts';
 import { TRACING_OFF, type Tracing } from '../infra/tracing/tracing.ts';
 import { createMetricsRegistry } from '../infra/metrics/registry.ts';
 import { WebMetrics } from '../infra/metrics/web-metrics.ts';
@@ -48,6 +49,10 @@ import { startOpsListener } from '../infra/health/ops-listener.ts';
 // Activations reach every web process at once through Redis; this bounds how long a lost
 // invalidation message can leave a process on the previous version.
 const PROMPT_CACHE_TTL_MS = 5_000;
+
+// A replayed request's live events go to another process's reply channel: its follower reads the
+// request's stream this often instead; replays are rare and a read is cheap.
+const FOLLOW_POLL_MS = 25;
 
 /** A built web tier: the app, and a stop that drains open responses first. */
 export interface WebTier {
@@ -94,6 +99,27 @@ async function accessAdminServices(c: Connections, authenticator: Authenticator,
   return { tenantAdmin, keyAdmin };
 }
 
+/** The admission port: what it could not give back is logged against the request. */
+function admissionOf(commands: ScriptedRedis, keys: RedisKeys, ledger: BudgetLedger, log: Logger): Admission {
+  const onGiveBackFailed: GiveBackFailure = (error, part, taken) =>
+    log.warn({ err: error, reqId: taken.requestId }, part === 'claim' ? 'releasing the idempotency key failed' : 'releasing the budget reservation failed');
+  return new Admission({
+    redis: commands,
+    limiter: new RateLimiter({ redis: commands, keys }),
+    idempotency: new IdempotencyStore({ redis: commands, keys, ttlMs: IDEMPOTENCY_TTL_MS }),
+    ledger,
+    onGiveBackFailed,
+  });
+}
+
+/** The defaults of admission where a tenant's plan sets none. */
+function admissionDefaultsOf(env: Env): AdmissionDefaults {
+  return {
+    rateLimits: { tenant: { requestsPerMinute: env.TENANT_RPM, tokensPerMinute: env.TENANT_TPM }, key: { requestsPerMinute: env.KEY_RPM, tokensPerMinute: env.KEY_TPM } },
+    maxQueued: env.TENANT_MAX_QUEUED,
+  };
+}
+
 /** The web process's composition root: connections, store, catalog and app, built once; the app serves `operations`. */
 export async function startWebTier(config: Config, log: Logger, tracing: Tracing = TRACING_OFF, operations: Operations = OPERATIONS): Promise<WebTier> {
   const { env } = config;
@@ -123,31 +149,27 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
     pinged('store', () => repository.ping()),
     workerPresence(commands, keys.workerHeartbeat, env.READY_WORKER_WINDOW_MS),
   ];
-  const requests: RequestServices = {
-    env,
-    catalog,
-    prompts: new PromptCache(repository.prompts, PROMPT_CACHE_TTL_MS),
-    settings: new TenantSettingsCache(repository, env.PII_DEFAULT_MODE, env.SETTINGS_CACHE_TTL_MS),
-    limiter: new RateLimiter({ redis: commands, keys }),
-    ledger,
-    idempotency: new IdempotencyStore({ redis: commands, keys, ttlMs: IDEMPOTENCY_TTL_MS }),
-    dispatcher: new RequestDispatcher({
-      batcher: new JobBatcher(queues, keys, { fairShare: env.TENANT_FAIR_SHARE, maxBatch: env.QUEUE_BATCH_MAX, windowMs: env.QUEUE_BATCH_WINDOW_MS }),
-      replies,
-      commands,
-      keys,
-      deadlines: { queueDeadlineMs: env.QUEUE_DEADLINE_MS, requestTimeoutMs: env.REQUEST_TIMEOUT_MS },
-      log,
-    }),
+  const dispatcher = new RequestDispatcher({
+    batcher: new JobBatcher(queues, keys, { fairShare: env.TENANT_FAIR_SHARE, maxBatch: env.QUEUE_BATCH_MAX, windowMs: env.QUEUE_BATCH_WINDOW_MS }),
+    replies,
     commands,
     keys,
-    replyChannel: replies.channel,
-    sse: { keepAliveMs: env.SSE_KEEPALIVE_MS, maxBufferedBytes: env.SSE_MAX_BUFFERED_BYTES },
+    deadlines: { queueDeadlineMs: env.QUEUE_DEADLINE_MS, requestTimeoutMs: env.REQUEST_TIMEOUT_MS },
+    log,
+  });
+  const requests: RequestPorts = {
+    plan: { catalog, prompts: new PromptCache(repository.prompts, PROMPT_CACHE_TTL_MS) },
+    settings: new TenantSettingsCache(repository, env.PII_DEFAULT_MODE, env.SETTINGS_CACHE_TTL_MS),
+    admission: admissionOf(commands, keys, ledger, log),
+    dispatch: (job, options) => dispatcher.dispatch({ ...job, replyChannel: replies.channel }, options),
+    follow: (tenantId, requestId, afterSeq, finished) => followEvents(commands, keys, tenantId, requestId, afterSeq, { pollMs: FOLLOW_POLL_MS, timeoutMs: env.REQUEST_TIMEOUT_MS, finished }),
     audit,
+    sse: { keepAliveMs: env.SSE_KEEPALIVE_MS, maxBufferedBytes: env.SSE_MAX_BUFFERED_BYTES },
     metrics,
+    defaults: admissionDefaultsOf(env),
   };
   const connections: Connections = { commands, subscriber, keys, repository, catalog, audit };
-  const { promptAdmin, budgetAdmin } = await adminServices(connections, requests.prompts, requests.settings, ledger);
+  const { promptAdmin, budgetAdmin } = await adminServices(connections, requests.plan.prompts, requests.settings, ledger);
   const jwt = createJwtVerifier(env);
   const authenticator = new Authenticator(new ApiKeyAuthenticator(repository, env.KEY_CACHE_TTL_MS), jwt, new TenantStatusCache(repository.tenants, env.KEY_CACHE_TTL_MS));
   const { tenantAdmin, keyAdmin } = await accessAdminServices(connections, authenticator, env.OPERATOR_TENANT);
@@ -158,6 +180,7 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
     authenticator,
     operations,
     requests,
+    ledger,
     // The file's time, not the process's: every web process lists the same `created`.
     catalogCreated: Math.floor((await stat(env.CATALOG)).mtimeMs / 1000),
     repository,

@@ -24,7 +24,7 @@ import { buildUsageRecord } from './usage-record.ts';
 import { backoffDelay, type RetryPolicy } from './retry.ts';
 import { isUpstreamError } from '../providers/shared/upstream-error.ts';
 import type { BudgetLedger } from '../domain/budget/budget-ledger.ts';
-import { IDEMPOTENCY_TTL_MS } from '../web/admission/idempotency-step.ts';
+import { IDEMPOTENCY_TTL_MS } from '../domain/idempotency/idempotency-store.ts';
 import type { WorkerMetrics } from '../infra/metrics/worker-metrics.ts';
 import type { Tracing } from '../infra/tracing/tracing.ts';
 import { inRequestSpan, recordRunOutcome } from '../infra/tracing/request-span.ts';

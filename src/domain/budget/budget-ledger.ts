@@ -11,11 +11,10 @@ import {
   budgetSeed,
   budgetSettle,
   creditTopUp,
-  type AdmitInput,
-  type AdmitReply,
   type BudgetCounterKeys,
   type BudgetCounterValues,
   type BudgetReserveReply,
+  type ReservePart,
   type ScriptedRedis,
   type Settlement,
 } from '../../infra/redis/scripts.ts';
@@ -51,6 +50,15 @@ export interface ReserveRequest {
   policies: BudgetPolicy[];
   credit: boolean;
   maxQueued: number;
+}
+
+/** A reservation that the budget or the queue refused. */
+export type ReserveRefusal = Extract<ReserveOutcome, { ok: false }>;
+
+/** The budget part of an admission script call, and the clock of the call: the reservation's windows and expiry are of that time. */
+export interface BudgetPart {
+  nowMs: number;
+  reserve: ReservePart;
 }
 
 /** Budgets and credit of a tenant as they stand now. */
@@ -107,25 +115,24 @@ export class BudgetLedger {
    * in all of them — or nothing. A 'credit' refusal reports the balance not yet reserved.
    */
   async reserve(input: ReserveRequest): Promise<ReserveOutcome> {
-    const { outcome } = await this.admit({}, input);
+    const { outcome } = await this.reserveWithin(input, (budget) => admit(this.#redis, budget));
     if (!outcome) throw new Error('the admission script did not reach the reservation');
     return outcome;
   }
 
   /**
-   * Runs one admission whose budget part is this reservation, with the other parts given (rate
-   * limits, idempotency claim), in one script call. Counters Redis lost are rebuilt from the store
-   * and the call repeated (the script writes nothing when one is missing). `outcome` is null when an
-   * earlier part stopped the admission before the reservation.
+   * Reserves `input` as the budget part of a script call that `call` makes (beside parts of its
+   * own, in one round trip). Counters Redis lost are rebuilt from the store and `call` made again:
+   * the script writes nothing when one is missing. `outcome` is null when an earlier part of the
+   * call stopped it before the reservation.
    */
-  async admit(parts: Pick<AdmitInput, 'rate' | 'claim'>, input: ReserveRequest): Promise<{ reply: AdmitReply; outcome: ReserveOutcome | null }> {
+  async reserveWithin<Reply extends { reserve: BudgetReserveReply | null }>(input: ReserveRequest, call: (budget: BudgetPart) => Promise<Reply>): Promise<{ reply: Reply; outcome: ReserveOutcome | null }> {
     assertMicros(input.estimateMicros, 'estimateMicros');
     const now = this.#now();
     const windows = this.#windowCounters(input.tenantId, input.policies, now);
     const credit = input.credit ? this.#creditCounter(input.tenantId) : null;
     const outstanding = this.#keys.outstanding(input.tenantId);
-    const request: AdmitInput = {
-      ...parts,
+    const budget: BudgetPart = {
       nowMs: now.getTime(),
       reserve: {
         outstanding,
@@ -138,17 +145,17 @@ export class BudgetLedger {
       },
     };
     const counters: Counter[] = credit ? [...windows, credit] : windows;
-    let reply = await admit(this.#redis, request);
+    let reply = await call(budget);
     if (reply.reserve?.[0] === 'missing') {
       await this.#rebuild(input.tenantId, pick(counters, reply.reserve.slice(1) as number[]), now);
-      reply = await admit(this.#redis, request);
+      reply = await call(budget);
       if (reply.reserve?.[0] === 'missing') throw new Error(`Budget counters of tenant '${input.tenantId}' vanished while being rebuilt`);
     }
     const outcome = reply.reserve ? outcomeOf(reply.reserve, windows, settlementKeysOf(outstanding, counters)) : null;
     return { reply, outcome };
   }
 
-  /** The keys that a reservation of `input` made now is settled with: what `admit` returns as `keys`. */
+  /** The keys that a reservation of `input` made now is settled with: what `reserve` returns as `keys`. */
   settlementKeys(input: ReserveRequest): string[] {
     const windows = this.#windowCounters(input.tenantId, input.policies, this.#now());
     return settlementKeysOf(this.#keys.outstanding(input.tenantId), input.credit ? [...windows, this.#creditCounter(input.tenantId)] : windows);

@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto';
 import type { RedisKeys } from '../../infra/redis/keys.ts';
 import { admit, type ClaimPart, type ClaimReply, type ScriptedRedis } from '../../infra/redis/scripts.ts';
 
+/** The spec's lifetime of an idempotency key: afterwards the same key is a new request. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
 /** What a claim found: the key is now ours, or held by an earlier request (finished or running), or reused for another body. */
 export type ClaimResult =
   | { status: 'claimed' }

@@ -8,7 +8,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ResourceNotFoundError, ServiceUnavailableError, type GatewayError } from '../../errors/gateway-error.ts';
 import { toEnvelope } from '../../errors/to-envelope.ts';
-import { newRequestId } from '../../web/request-id.ts';
+import { newRequestId } from '../http/request-id.ts';
 import type { Registry } from 'prom-client';
 import { checkReadiness, type Dependency } from './readiness.ts';
 

@@ -4,7 +4,7 @@ import type { JobCommon } from './job.ts';
 import { errorToPayload, isTerminal, type ReplyEvent } from '../events/reply-events.ts';
 import type { ReplyChannel } from '../events/reply-channel.ts';
 import type { RedisKeys } from '../redis/keys.ts';
-import { GatewayError, ProviderTimeoutError, QueueTimeoutError, ServiceUnavailableError } from '../../errors/gateway-error.ts';
+import { type GatewayError, ProviderTimeoutError, QueueTimeoutError, ServiceUnavailableError } from '../../errors/gateway-error.ts';
 import { EventQueue, type Dispatch } from '../events/event-queue.ts';
 import { publishCancellation } from '../events/cancel-marks.ts';
 import type { JobBatcher, QueuedBatch } from './job-batcher.ts';

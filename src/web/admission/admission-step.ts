@@ -1,23 +1,21 @@
 import type { FastifyReply } from 'fastify';
 import type { Principal } from '../../domain/access/roles.ts';
-import type { BudgetLedger, ReserveRequest } from '../../domain/budget/budget-ledger.ts';
-import { claimResult, requestFingerprint, type IdempotencyStore } from '../../domain/idempotency/idempotency-store.ts';
-import type { RateLimiter } from '../../domain/rate-limit/rate-limiter.ts';
-import { applyRateDecision, rateCheckOf, type limitsOf } from './rate-limit-step.ts';
-import { decideClaim } from './idempotency-step.ts';
-import { acceptReservation } from './budget-step.ts';
+import type { ReserveRequest } from '../../domain/budget/budget-ledger.ts';
+import type { Admission, AdmissionDecision } from '../../domain/admission/admission.ts';
+import { rateLimitHeaders } from '../../domain/rate-limit/rate-limiter.ts';
+import { IdempotencyKeyReusedError } from '../../errors/gateway-error.ts';
+import { rateCheckOf, rateLimitError, type TenantLimits } from './rate-limit-step.ts';
+import { reservationError } from './budget-step.ts';
 
-/** What admission decided: run this request (its reservation made), or relay an earlier request's events. */
-export type Admission =
-  | { action: 'run'; budgetKeys: string[]; queued: number }
-  | { action: 'relay'; requestId: string; finished: boolean };
+/** What admission let through: run this request (its claim and reservation made), or relay an earlier request's events. */
+export type Admitted = Extract<AdmissionDecision, { action: 'run' | 'relay' }>;
 
 /** One request's admission checks: its rate limits, its Idempotency-Key (if any) and its reservation. */
 export interface AdmissionInput {
   principal: Principal;
   /** Tokens the rate limits charge: the prompt estimate plus max_tokens. */
   tokens: number;
-  limits: ReturnType<typeof limitsOf>;
+  limits: TenantLimits;
   idempotencyKey: string | null;
   /** What a retry with the same key must repeat: the route and the body as sent. */
   fingerprint: { path: string; body: unknown };
@@ -25,25 +23,26 @@ export interface AdmissionInput {
 }
 
 /**
- * Rate limits, idempotency claim and budget reservation in one Redis round trip (one script
- * on the tenant's slot), decided in that order: a 429 names the limit, a held key relays the
- * request that holds it, a short budget is a 402 and leaves the key unclaimed.
+ * Admits the request (src/domain/admission/admission.ts: one Redis round trip) and answers its
+ * refusals: the `x-ratelimit-*` headers whenever the limits were checked, 429 naming the limit,
+ * 422 for a key reused with another body, 402 for a short budget or credit, 429 for a full queue.
  */
-export async function admitRequest(
-  services: { limiter: RateLimiter; idempotency: IdempotencyStore; ledger: BudgetLedger },
-  input: AdmissionInput,
-  reply: FastifyReply,
-): Promise<Admission> {
+export async function admitRequest(admission: Pick<Admission, 'admit'>, input: AdmissionInput, reply: FastifyReply): Promise<Admitted> {
   const { principal, idempotencyKey } = input;
-  const rate = rateCheckOf(principal, input.tokens, input.limits);
-  const claim = idempotencyKey ? services.idempotency.part(principal.tenantId, idempotencyKey, requestFingerprint(input.fingerprint), input.reservation.requestId) : undefined;
-  const { reply: answer, outcome } = await services.ledger.admit({ rate: rate ? services.limiter.part(rate) : undefined, claim }, input.reservation);
-  if (rate && answer.rate) applyRateDecision(rate, services.limiter.decide(rate, answer.rate), reply);
-  if (answer.claim) {
-    const decision = decideClaim(claimResult(answer.claim));
-    if (decision.action === 'relay') return decision;
+  const decision = await admission.admit({
+    rate: rateCheckOf(principal, input.tokens, input.limits),
+    idempotency: idempotencyKey ? { key: idempotencyKey, request: input.fingerprint } : null,
+    reservation: input.reservation,
+  });
+  if (decision.rate) reply.headers(rateLimitHeaders(decision.rate.headers));
+  switch (decision.action) {
+    case 'rate_limited':
+      throw rateLimitError(input.limits, decision.rate);
+    case 'key_reused':
+      throw new IdempotencyKeyReusedError();
+    case 'refused':
+      throw reservationError(decision.refusal, input.reservation.estimateMicros);
+    default:
+      return decision;
   }
-  if (!outcome) throw new Error('the admission script stopped before the reservation without a refusal');
-  const { keys, queued } = acceptReservation(outcome, input.reservation.estimateMicros);
-  return { action: 'run', budgetKeys: keys, queued };
 }

@@ -1,5 +1,5 @@
 import { costMicros } from '../../domain/catalog/pricing.ts';
-import type { ReserveOutcome, ReserveRequest } from '../../domain/budget/budget-ledger.ts';
+import type { ReserveRefusal, ReserveRequest } from '../../domain/budget/budget-ledger.ts';
 import { InsufficientCreditsError, RateLimitExceededError } from '../../errors/gateway-error.ts';
 import type { TenantSettings } from '../../domain/tenants/tenant-settings.ts';
 import type { CatalogModel } from '../../domain/catalog/schema.ts';
@@ -25,18 +25,16 @@ export function reservationOf(settings: TenantSettings, request: { tenantId: str
 }
 
 /**
- * What settlement needs and the tenant's outstanding requests (for fair dequeueing) when the
- * reservation was made; 402 naming the window and its reset when a budget or the credit is
- * short, 429 when the tenant already has too many requests queued.
+ * The error of a refused reservation: 402 naming the window and its reset when a budget or the
+ * credit is short, 429 when the tenant already has too many requests queued.
  */
-export function acceptReservation(outcome: ReserveOutcome, estimateMicros: number): { keys: string[]; queued: number } {
-  if (outcome.ok) return { keys: outcome.keys, queued: outcome.queued };
-  if (outcome.reason === 'budget') {
-    const scope = outcome.policy.feature === null ? '' : ` for feature '${outcome.policy.feature}'`;
-    throw new InsufficientCreditsError(`The ${WINDOW_NAMES[outcome.policy.window]} budget${scope} of ${money(outcome.policy.limitMicros)} is exhausted; it resets at ${outcome.resetsAt.toISOString()}.`);
+export function reservationError(refusal: ReserveRefusal, estimateMicros: number): InsufficientCreditsError | RateLimitExceededError {
+  if (refusal.reason === 'budget') {
+    const scope = refusal.policy.feature === null ? '' : ` for feature '${refusal.policy.feature}'`;
+    return new InsufficientCreditsError(`The ${WINDOW_NAMES[refusal.policy.window]} budget${scope} of ${money(refusal.policy.limitMicros)} is exhausted; it resets at ${refusal.resetsAt.toISOString()}.`);
   }
-  if (outcome.reason === 'credit') {
-    throw new InsufficientCreditsError(`The credit balance (${money(outcome.balanceMicros)}) cannot cover this request (estimated ${money(estimateMicros)}); add credits to continue.`);
+  if (refusal.reason === 'credit') {
+    return new InsufficientCreditsError(`The credit balance (${money(refusal.balanceMicros)}) cannot cover this request (estimated ${money(estimateMicros)}); add credits to continue.`);
   }
-  throw new RateLimitExceededError(`this tenant already has ${outcome.queued} requests queued or running`, 1);
+  return new RateLimitExceededError(`this tenant already has ${refusal.queued} requests queued or running`, 1);
 }

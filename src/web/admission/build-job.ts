@@ -15,14 +15,16 @@ export interface RequestContext {
   traceContext?: TraceCarrier | undefined;
 }
 
+/** A request's job before dispatch, which addresses it to the process's reply channel. */
+export type UnaddressedJob = Omit<JobCommon, 'replyChannel'> & JobPayloadBase;
+
 /** The job for one validated, resolved, admitted request. */
-export function buildJob(requestId: string, principal: Principal, replyChannel: string, payload: JobPayloadBase, plan: RequestPlan<unknown>, context: RequestContext): JobCommon & JobPayloadBase {
-  const job: JobCommon & JobPayloadBase = {
+export function buildJob(requestId: string, principal: Principal, payload: JobPayloadBase, plan: RequestPlan<unknown>, context: RequestContext): UnaddressedJob {
+  const job: UnaddressedJob = {
     ...payload,
     requestId,
     tenantId: principal.tenantId,
     keyId: principal.keyId,
-    replyChannel,
     requestedModel: plan.requestedModel,
     candidates: plan.candidates.map((model) => model.alias),
     stream: plan.stream,

@@ -1,9 +1,14 @@
-import type { FastifyReply } from 'fastify';
 import type { Principal } from '../../domain/access/roles.ts';
-import type { Env } from '../../config.ts';
 import { RateLimitExceededError } from '../../errors/gateway-error.ts';
-import { rateLimitHeaders, type RateCheck, type RateDecision, type RateLimits } from '../../domain/rate-limit/rate-limiter.ts';
+import type { RateCheck, RateLimits } from '../../domain/rate-limit/rate-limiter.ts';
+import type { RateRefusal } from '../../domain/admission/admission.ts';
 import type { TenantPlan } from '../../infra/store/repository.ts';
+
+/** The limits of a tenant and of each of its keys. */
+export interface TenantLimits {
+  tenant: RateLimits;
+  key: RateLimits;
+}
 
 // 0 in configuration or a plan means "no limit"; the limiter always checks, so give it one no request reaches.
 const UNLIMITED = 1e12;
@@ -13,26 +18,24 @@ function limit(value: number | null | undefined, fallback: number): number {
   return chosen === 0 ? UNLIMITED : chosen;
 }
 
-/** The tenant's and the key's limits: the plan's, else the configured defaults. */
-export function limitsOf(plan: TenantPlan | null, env: Env): { tenant: RateLimits; key: RateLimits } {
+/** The tenant's and the key's limits: the plan's, else the configured defaults (0 in either: no limit). */
+export function limitsOf(plan: TenantPlan | null, defaults: TenantLimits): TenantLimits {
   return {
-    tenant: { requestsPerMinute: limit(plan?.requestsPerMinute, env.TENANT_RPM), tokensPerMinute: limit(plan?.tokensPerMinute, env.TENANT_TPM) },
-    key: { requestsPerMinute: limit(plan?.keyRequestsPerMinute, env.KEY_RPM), tokensPerMinute: limit(plan?.keyTokensPerMinute, env.KEY_TPM) },
+    tenant: { requestsPerMinute: limit(plan?.requestsPerMinute, defaults.tenant.requestsPerMinute), tokensPerMinute: limit(plan?.tokensPerMinute, defaults.tenant.tokensPerMinute) },
+    key: { requestsPerMinute: limit(plan?.keyRequestsPerMinute, defaults.key.requestsPerMinute), tokensPerMinute: limit(plan?.keyTokensPerMinute, defaults.key.tokensPerMinute) },
   };
 }
 
 /** The rate check of one request, or null for a tenant whose plan sets no limit at all (it costs Redis nothing). */
-export function rateCheckOf(principal: Principal, tokens: number, limits: { tenant: RateLimits; key: RateLimits }): RateCheck | null {
+export function rateCheckOf(principal: Principal, tokens: number, limits: TenantLimits): RateCheck | null {
   const all = [limits.tenant.requestsPerMinute, limits.tenant.tokensPerMinute, limits.key.requestsPerMinute, limits.key.tokensPerMinute];
   if (all.every((value) => value === UNLIMITED)) return null;
   return { tenantId: principal.tenantId, keyId: principal.keyId, tokens, tenant: limits.tenant, key: limits.key };
 }
 
-/** Sets the `x-ratelimit-*` headers of the decision; throws 429 with Retry-After when it refused. */
-export function applyRateDecision(check: RateCheck, decision: RateDecision, reply: FastifyReply): void {
-  reply.headers(rateLimitHeaders(decision.headers));
-  if (decision.ok) return;
-  const allowance = decision.scope === 'key' ? check.key : check.tenant;
-  const perMinute = decision.dimension === 'requests' ? allowance.requestsPerMinute : allowance.tokensPerMinute;
-  throw new RateLimitExceededError(`${perMinute} ${decision.dimension} per minute for this ${decision.scope === 'key' ? 'API key' : 'tenant'}`, decision.retryAfterSeconds);
+/** The 429 of a refusal, naming the limit, with Retry-After. */
+export function rateLimitError(limits: TenantLimits, refusal: RateRefusal): RateLimitExceededError {
+  const allowance = refusal.scope === 'key' ? limits.key : limits.tenant;
+  const perMinute = refusal.dimension === 'requests' ? allowance.requestsPerMinute : allowance.tokensPerMinute;
+  return new RateLimitExceededError(`${perMinute} ${refusal.dimension} per minute for this ${refusal.scope === 'key' ? 'API key' : 'tenant'}`, refusal.retryAfterSeconds);
 }

@@ -20,7 +20,7 @@ import {
 } from '../../errors/gateway-error.ts';
 import { toAnthropicEnvelope, toEnvelope, toGatewayError } from '../../errors/to-envelope.ts';
 import { isRedisUnavailable } from '../../infra/redis/connections.ts';
-import { newRequestId } from '../request-id.ts';
+import { newRequestId } from '../../infra/http/request-id.ts';
 import { discardBody } from './discard-body.ts';
 
 type ValidationIssue = NonNullable<FastifyError['validation']>[number];
@@ -56,7 +56,7 @@ function mostSpecific(issues: readonly ValidationIssue[]): ValidationIssue {
 }
 
 function fromValidation(issue: ValidationIssue, context: string | undefined): GatewayError {
-  const params = issue.params as Record<string, unknown>;
+  const params = issue.params;
   if (issue.keyword === 'required') return new MissingRequiredFieldError(toParam(issue.instancePath, String(params['missingProperty'])) as string);
   if (issue.keyword === 'additionalProperties') {
     const unknown = toParam(issue.instancePath, String(params['additionalProperty'])) as string;

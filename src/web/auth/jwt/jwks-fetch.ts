@@ -3,7 +3,7 @@
  * Every way an identity provider can fail (refused, timed out, non-200, HTML, no keys)
  * becomes one JwksFetchError with a message safe to show a client.
  */
-import { createPublicKey, type JsonWebKey } from 'node:crypto';
+import { createPublicKey } from 'node:crypto';
 import { Agent, request } from 'undici';
 
 /** One usable verification key of a key set. */
@@ -115,7 +115,7 @@ function toVerificationKey(raw: unknown): VerificationKey | null {
   // A published private key (`d`) means anyone can sign: refuse it rather than derive its public half.
   if ('d' in raw) return null;
   try {
-    const key = createPublicKey({ key: raw as JsonWebKey, format: 'jwk' });
+    const key = createPublicKey({ key: raw, format: 'jwk' });
     const bits = key.asymmetricKeyDetails?.modulusLength;
     if (raw.kty === 'RSA' && (bits === undefined || bits < MIN_RSA_BITS)) return null;
     const pem = key.export({ type: 'spki', format: 'pem' }).toString();

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Operation } from '../../../operations/operation.ts';
 import type { Permission } from '../../auth/permissions.ts';
-import { handleRequest, type RequestServices } from '../../admission/handle-request.ts';
+import { handleRequest, type RequestPorts } from '../../admission/handle-request.ts';
 import { rejectOtherMethods } from '../../plugins/errors.ts';
 import { anthropicDoor } from './anthropic-door.ts';
 
@@ -24,8 +24,8 @@ function configOf(operation: Operation) {
 }
 
 /** Registers `operation`'s routes, and 405 answers for the methods its endpoints do not serve. */
-export async function operationRoutes(app: FastifyInstance, options: { operation: Operation; services: RequestServices; bodyLimit: number }): Promise<void> {
-  const { operation, services, bodyLimit } = options;
+export async function operationRoutes(app: FastifyInstance, options: { operation: Operation; ports: RequestPorts; bodyLimit: number }): Promise<void> {
+  const { operation, ports, bodyLimit } = options;
   const config = configOf(operation);
   if (operation.dialect === 'anthropic') anthropicDoor(app);
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -38,7 +38,7 @@ export async function operationRoutes(app: FastifyInstance, options: { operation
     handler: async (request, reply) => {
       const headers = operation.web.replyHeaders?.(request.body);
       if (headers) reply.headers(headers);
-      return handleRequest(services, operation, request, request.body, reply);
+      return handleRequest(ports, operation, request, request.body, reply);
     },
   });
   const sideRoutes = operation.sideRoutes ?? [];
@@ -48,7 +48,7 @@ export async function operationRoutes(app: FastifyInstance, options: { operation
       method: side.method,
       url: side.path,
       ...reads,
-      handler: async (request) => side.answer({ body: request.body, params: request.params as Record<string, string> }, { catalog: services.catalog }),
+      handler: async (request) => side.answer({ body: request.body, params: request.params as Record<string, string> }, { catalog: ports.plan.catalog }),
     });
   }
   rejectOtherMethods(app, operation.path, [operation.method]);

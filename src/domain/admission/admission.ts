@@ -1,0 +1,135 @@
+/**
+ * Admission of one request: its rate limits, its idempotency claim and its budget reservation,
+ * checked and written in one script call on the tenant's slot (admit-n.lua), and given back when
+ * the request will not run.
+ */
+import type { BudgetLedger, ReserveRefusal, ReserveRequest } from '../budget/budget-ledger.ts';
+import { claimResult, releaseClaim, requestFingerprint, type IdempotencyStore } from '../idempotency/idempotency-store.ts';
+import type { RateCheck, RateDecision, RateLimiter } from '../rate-limit/rate-limiter.ts';
+import { admit, type ScriptedRedis } from '../../infra/redis/scripts.ts';
+import { isRedisUnavailable } from '../../infra/redis/connections.ts';
+import { retryUnavailable } from '../../infra/redis/retry-unavailable.ts';
+
+/** One request's admission: its rate check, its Idempotency-Key, its reservation (which names the tenant and the request). */
+export interface AdmissionRequest {
+  /** Null when no limit applies to the tenant: the rate limits then cost Redis nothing. */
+  rate: RateCheck | null;
+  /** The client's key and what a retry with it must repeat (the route and the body as sent); null without a key. */
+  idempotency: { key: string; request: unknown } | null;
+  reservation: ReserveRequest;
+}
+
+/** What an admission took: the idempotency claim (its Redis key, which the worker completes) and the reservation's keys. */
+export interface Taken {
+  tenantId: string;
+  requestId: string;
+  claimKey: string | null;
+  budgetKeys: string[];
+}
+
+/** A refusal of the rate limits. */
+export type RateRefusal = Extract<RateDecision, { ok: false }>;
+
+/**
+ * What admission decided, in the order it decides: the rate limits refuse (nothing written), a
+ * key held by an earlier request relays it or was reused for another body, the budget or the queue
+ * refuses (the key left unclaimed), or the request runs. `rate` is null when no limit was checked.
+ */
+export type AdmissionDecision =
+  | { action: 'rate_limited'; rate: RateRefusal }
+  | { action: 'relay'; rate: RateDecision | null; requestId: string; finished: boolean }
+  | { action: 'key_reused'; rate: RateDecision | null }
+  | { action: 'refused'; rate: RateDecision | null; refusal: ReserveRefusal }
+  | { action: 'run'; rate: RateDecision | null; queued: number; taken: Taken };
+
+/** What could not be given back, for the caller's log: the claim or the reservation. */
+export type GiveBackFailure = (error: unknown, part: 'claim' | 'reservation', taken: Taken) => void;
+
+/** Construction options of Admission. */
+export interface AdmissionOptions {
+  redis: ScriptedRedis;
+  limiter: RateLimiter;
+  idempotency: IdempotencyStore;
+  ledger: BudgetLedger;
+  onGiveBackFailed: GiveBackFailure;
+}
+
+/** Admits requests in one Redis round trip each, and gives back what an admission took for a request that will not run. */
+export class Admission {
+  readonly #redis: ScriptedRedis;
+  readonly #limiter: RateLimiter;
+  readonly #idempotency: IdempotencyStore;
+  readonly #ledger: BudgetLedger;
+  readonly #onGiveBackFailed: GiveBackFailure;
+
+  constructor(options: AdmissionOptions) {
+    this.#redis = options.redis;
+    this.#limiter = options.limiter;
+    this.#idempotency = options.idempotency;
+    this.#ledger = options.ledger;
+    this.#onGiveBackFailed = options.onGiveBackFailed;
+  }
+
+  /** Decides `request`'s admission; when Redis could not be reached, gives back whatever the call may have taken, then throws. */
+  async admit(request: AdmissionRequest): Promise<AdmissionDecision> {
+    try {
+      return await this.#decide(request);
+    } catch (error) {
+      // A connection lost with the script's reply does not say whether the script ran: the client's
+      // 503 must not leave a claim its retry would wait on, or a reservation held until it expires.
+      if (isRedisUnavailable(error)) void this.giveBack(this.#mayHaveTaken(request));
+      throw error;
+    }
+  }
+
+  /**
+   * Gives back what an admission took for a request that will not run: its idempotency claim (so a
+   * retry with the same key runs) and its reservation (settled at 0). Both are safe to repeat and are
+   * retried while Redis is away; resolves once both are done or reported to `onGiveBackFailed`.
+   */
+  async giveBack(taken: Taken): Promise<void> {
+    const { tenantId, requestId, claimKey, budgetKeys } = taken;
+    const claim = claimKey === null ? null : this.#attempt(taken, 'claim', () => releaseClaim(this.#redis, claimKey, requestId));
+    const reservation = this.#attempt(taken, 'reservation', () => this.#ledger.settle(tenantId, requestId, budgetKeys, 0));
+    await Promise.all([claim, reservation]);
+  }
+
+  async #decide(request: AdmissionRequest): Promise<AdmissionDecision> {
+    const { rate: check, idempotency, reservation } = request;
+    const rate = check ? this.#limiter.part(check) : undefined;
+    const claim = idempotency
+      ? this.#idempotency.part(reservation.tenantId, idempotency.key, requestFingerprint(idempotency.request), reservation.requestId)
+      : undefined;
+    const { reply, outcome } = await this.#ledger.reserveWithin(reservation, (budget) => admit(this.#redis, { ...budget, rate, claim }));
+    const decision = check && reply.rate ? this.#limiter.decide(check, reply.rate) : null;
+    if (decision && !decision.ok) return { action: 'rate_limited', rate: decision };
+    if (reply.claim) {
+      const held = claimResult(reply.claim);
+      if (held.status === 'mismatch') return { action: 'key_reused', rate: decision };
+      if (held.status !== 'claimed') return { action: 'relay', rate: decision, requestId: held.requestId, finished: held.status === 'completed' };
+    }
+    if (!outcome) throw new Error('the admission script stopped before the reservation without a refusal');
+    if (!outcome.ok) return { action: 'refused', rate: decision, refusal: outcome };
+    return {
+      action: 'run',
+      rate: decision,
+      queued: outcome.queued,
+      taken: { tenantId: reservation.tenantId, requestId: reservation.requestId, claimKey: claim?.key ?? null, budgetKeys: outcome.keys },
+    };
+  }
+
+  /** What an admission whose reply was lost may have taken: its claim, and its reservation as made now. */
+  #mayHaveTaken(request: AdmissionRequest): Taken {
+    const { tenantId, requestId } = request.reservation;
+    const claimKey = request.idempotency ? this.#idempotency.keyFor(tenantId, request.idempotency.key) : null;
+    return { tenantId, requestId, claimKey, budgetKeys: this.#ledger.settlementKeys(request.reservation) };
+  }
+
+  async #attempt(taken: Taken, part: 'claim' | 'reservation', step: () => Promise<unknown>): Promise<void> {
+    try {
+      await retryUnavailable(step);
+    } catch (error) {
+      this.#onGiveBackFailed(error, part, taken);
+    }
+  }
+}
