@@ -28,7 +28,14 @@ type AdapterName = (typeof ADAPTERS)[number]['name'];
 /** The same prices and limits as BENCH_MODEL, on the upstream's other formats. */
 function translatedModels(upstreamUrl: string): Record<string, CatalogModel> {
   const origin = upstreamUrl.replace(/\/v1$/, '');
-  const common = { upstream_model: 'bench-upstream-model', base_url: origin, context_window: 8192, max_output_tokens: 1024, input_price_per_mtok: 1, output_price_per_mtok: 2 };
+  const common = {
+    upstream_model: 'bench-upstream-model',
+    base_url: origin,
+    context_window: 8192,
+    max_output_tokens: 1024,
+    input_price_per_mtok: 1,
+    output_price_per_mtok: 2,
+  };
   return { 'bench-claude': { provider: 'anthropic', ...common }, 'bench-gemini': { provider: 'gemini', ...common } };
 }
 
@@ -47,7 +54,13 @@ function readSettings() {
     if (!Number.isInteger(value) || value < min || value > max) throw new Error(`--${name} must be an integer in [${min}, ${max}]; got ${raw}`);
     return value;
   };
-  return { connections: int('conns', values.conns, 1, 256), durS: int('dur', values.dur, 1, 60), warmS: int('warm', values.warm, 0, 30), rounds: int('rounds', values.rounds, 1, 10), json: values.json };
+  return {
+    connections: int('conns', values.conns, 1, 256),
+    durS: int('dur', values.dur, 1, 60),
+    warmS: int('warm', values.warm, 0, 30),
+    rounds: int('rounds', values.rounds, 1, 10),
+    json: values.json,
+  };
 }
 
 /** One adapter's totals over every round. */
@@ -65,12 +78,22 @@ function checkStream(status: number, text: string): void {
   if (status !== 200) throw new Error(`status ${status}: ${text.slice(0, 200)}`);
   const frames = text.split('\n\n').filter((frame) => frame !== '');
   const tokens = frames.filter((frame) => frame.includes('"content":"tok')).length;
-  if (tokens !== 20 || !frames.at(-2)?.includes('"usage":{') || !frames.at(-1)?.endsWith('data: [DONE]')) throw new Error(`not a whole stream: ${text.slice(0, 200)}`);
+  if (tokens !== 20 || !frames.at(-2)?.includes('"usage":{') || !frames.at(-1)?.endsWith('data: [DONE]'))
+    throw new Error(`not a whole stream: ${text.slice(0, 200)}`);
 }
 
 async function measure(stack: BenchStack, alias: string, settings: ReturnType<typeof readSettings>, into: Tally): Promise<void> {
   const worker = stack.processes.workers[0]?.child.pid as number;
-  const body = JSON.stringify({ model: alias, stream: true, stream_options: { include_usage: true }, max_tokens: 64, messages: [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Say hello to the benchmark.' }] });
+  const body = JSON.stringify({
+    model: alias,
+    stream: true,
+    stream_options: { include_usage: true },
+    max_tokens: 64,
+    messages: [
+      { role: 'system', content: 'You are terse.' },
+      { role: 'user', content: 'Say hello to the benchmark.' },
+    ],
+  });
   const result = await runClosedLoop({
     url: `${stack.gatewayUrl}/chat/completions`,
     headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },

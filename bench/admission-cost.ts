@@ -37,7 +37,14 @@ const SEQUENTIAL_DEADLINE_MS = 60_000;
 // Start-up, sequential part, every autocannon cell with its pause, and clean-up.
 const budgetMs = (60 + SEQUENTIAL_DEADLINE_MS / 1000 + rounds * 2 * (durationS + warmupS + 3) + 30) * 1000;
 
-const BODY = JSON.stringify({ model: BENCH_MODEL, messages: [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Say hello to the benchmark.' }], max_tokens: 64 });
+const BODY = JSON.stringify({
+  model: BENCH_MODEL,
+  messages: [
+    { role: 'system', content: 'You are terse.' },
+    { role: 'user', content: 'Say hello to the benchmark.' },
+  ],
+  max_tokens: 64,
+});
 
 /**
  * Both variants send one fresh UUID header per request, so that the client rebuilds every request
@@ -59,7 +66,12 @@ function endpoint(stack: BenchStack, variant: Variant, tenants: Record<Variant, 
 async function checkVariants(stack: BenchStack, tenants: Record<Variant, BenchTenant>): Promise<void> {
   const send = async (variant: Variant, headers: Record<string, string>) => {
     const e = endpoint(stack, variant, tenants);
-    const response = await fetch(`${e.baseUrl}/chat/completions`, { method: 'POST', headers: { ...e.headers, ...headers }, body: e.body, signal: AbortSignal.timeout(10_000) });
+    const response = await fetch(`${e.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { ...e.headers, ...headers },
+      body: e.body,
+      signal: AbortSignal.timeout(10_000),
+    });
     await response.arrayBuffer();
     if (response.status !== 200) throw new Error(`${variant}: status ${response.status}`);
     return response.headers;
@@ -90,11 +102,27 @@ async function readRedisCounters(redis: Redis): Promise<RedisPerRequest> {
   return counters;
 }
 
-async function runCell(stack: BenchStack, tenants: Record<Variant, BenchTenant>, meter: CpuMeter, redis: Redis, variant: Variant, round: number): Promise<LoadCell> {
+async function runCell(
+  stack: BenchStack,
+  tenants: Record<Variant, BenchTenant>,
+  meter: CpuMeter,
+  redis: Redis,
+  variant: Variant,
+  round: number,
+): Promise<LoadCell> {
   const e = endpoint(stack, variant, tenants);
   process.stderr.write(`  round ${round} ${variant} ×${connections} … `);
   const load = (duration: number) =>
-    runLoad({ url: `${e.baseUrl}/chat/completions`, method: 'POST', headers: e.headers, body: e.body, freshHeaders: e.freshHeaders, connections, duration, timeout: 10 });
+    runLoad({
+      url: `${e.baseUrl}/chat/completions`,
+      method: 'POST',
+      headers: e.headers,
+      body: e.body,
+      freshHeaders: e.freshHeaders,
+      connections,
+      duration,
+      timeout: 10,
+    });
   const warm = warmupS > 0 ? await load(warmupS) : null;
   const redisBefore = await readRedisCounters(redis);
   await meter.begin();
@@ -107,10 +135,29 @@ async function runCell(stack: BenchStack, tenants: Record<Variant, BenchTenant>,
   const perRequest = (percent: number) => (completed > 0 ? (percent * 10_000 * durationS) / completed : Number.NaN);
   const cpuUsPerRequest = Object.fromEntries(Object.entries(cpu).map(([name, percent]) => [name, perRequest(percent)]));
   const redisDelta = (pick: (counters: RedisPerRequest) => number) => (pick(redisAfter) - pick(redisBefore)) / completed;
-  const redisPerRequest = { commands: redisDelta((x) => x.commands), scripts: redisDelta((x) => x.scripts), scriptUs: redisDelta((x) => x.scriptUs), bytes: redisDelta((x) => x.bytes) };
-  process.stderr.write(`${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, failures ${failures}, other work ${(cpu.other ?? 0).toFixed(0)} %\n`);
+  const redisPerRequest = {
+    commands: redisDelta((x) => x.commands),
+    scripts: redisDelta((x) => x.scripts),
+    scriptUs: redisDelta((x) => x.scriptUs),
+    bytes: redisDelta((x) => x.bytes),
+  };
+  process.stderr.write(
+    `${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, failures ${failures}, other work ${(cpu.other ?? 0).toFixed(0)} %\n`,
+  );
   const { p50, p99 } = r.latency;
-  return { variant, round, rps: r.requests.average, p50, p99, completed, failures, machinePercent: cpu.total ?? Number.NaN, otherPercent: cpu.other ?? Number.NaN, cpuUsPerRequest, redis: redisPerRequest };
+  return {
+    variant,
+    round,
+    rps: r.requests.average,
+    p50,
+    p99,
+    completed,
+    failures,
+    machinePercent: cpu.total ?? Number.NaN,
+    otherPercent: cpu.other ?? Number.NaN,
+    cpuUsPerRequest,
+    redis: redisPerRequest,
+  };
 }
 
 async function main(): Promise<number> {
@@ -121,7 +168,14 @@ async function main(): Promise<number> {
   try {
     // 0 = unlimited: the bare tenant (no plan) skips the rate limiter; the full tenant's plan overrides these.
     const env = { TENANT_RPM: '0', TENANT_TPM: '0', KEY_RPM: '0', KEY_TPM: '0' };
-    stack = await startStack({ redisUrl, workers: 1, workerConcurrency: connections * 2, upstreamConnections: connections * 2, nodeOptions: { web: '', worker: '' }, env });
+    stack = await startStack({
+      redisUrl,
+      workers: 1,
+      workerConcurrency: connections * 2,
+      upstreamConnections: connections * 2,
+      nodeOptions: { web: '', worker: '' },
+      env,
+    });
   } catch (error) {
     await privateRedis?.stop();
     throw error;
@@ -161,7 +215,12 @@ async function main(): Promise<number> {
 
     process.stderr.write(`  concurrency 1: ${sequentialWarmup} warm-up + ${sequentialRequests} requests per tenant, alternating…\n`);
     await meter.begin();
-    const samples = await measureSequential([endpoint(stack, 'bare', tenants), endpoint(stack, 'full', tenants)], { stream: false, warmup: sequentialWarmup, count: sequentialRequests, deadlineMs: SEQUENTIAL_DEADLINE_MS });
+    const samples = await measureSequential([endpoint(stack, 'bare', tenants), endpoint(stack, 'full', tenants)], {
+      stream: false,
+      warmup: sequentialWarmup,
+      count: sequentialRequests,
+      deadlineMs: SEQUENTIAL_DEADLINE_MS,
+    });
     const sequentialCpu = await meter.end();
     const cells: LoadCell[] = [];
     for (let round = 1; round <= rounds; round++) {

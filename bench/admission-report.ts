@@ -79,7 +79,14 @@ function quietRounds(cells: readonly LoadCell[]): number[] {
 export function summarise(samples: Map<string, SequentialSamples>, cells: readonly LoadCell[], sequentialCpu: Record<string, number>): Summary {
   const seq = (variant: Variant) => {
     const s = samples.get(variant) as SequentialSamples;
-    return { p50: percentile(s.totalMs, 50), p99: percentile(s.totalMs, 99), mean: mean(s.totalMs), n: s.totalMs.length, errors: s.errors, firstError: s.firstError };
+    return {
+      p50: percentile(s.totalMs, 50),
+      p99: percentile(s.totalMs, 99),
+      mean: mean(s.totalMs),
+      n: s.totalMs.length,
+      errors: s.errors,
+      firstError: s.firstError,
+    };
   };
   const quiet = quietRounds(cells);
   // The median rather than the mean: one cell disturbed by other work does not move it.
@@ -94,7 +101,12 @@ export function summarise(samples: Map<string, SequentialSamples>, cells: readon
       p99: of((c) => c.p99),
       failures: cells.filter((c) => c.variant === variant).reduce((sum, c) => sum + c.failures, 0),
       cpuUsPerRequest: Object.fromEntries(names.map((n) => [n, of((c) => c.cpuUsPerRequest[n] ?? Number.NaN)])),
-      redis: { commands: of((c) => c.redis.commands), scripts: of((c) => c.redis.scripts), scriptUs: of((c) => c.redis.scriptUs), bytes: of((c) => c.redis.bytes) },
+      redis: {
+        commands: of((c) => c.redis.commands),
+        scripts: of((c) => c.redis.scripts),
+        scriptUs: of((c) => c.redis.scriptUs),
+        bytes: of((c) => c.redis.bytes),
+      },
     };
   };
   const bare = (samples.get('bare') as SequentialSamples).totalMs;
@@ -116,16 +128,24 @@ export function formatReport(settings: RunSettings, summary: Summary, cells: rea
     `${label.padEnd(38)} ${fixed(bare, digits).padStart(10)} ${fixed(full, digits).padStart(10)} ${fixed(full - bare, digits).padStart(12)}`;
   const { sequential: s, load: l } = summary;
   const c = settings.connections;
-  lines.push(`admission-cost: 1 web + 1 worker; concurrency 1: ${settings.sequentialWarmup} warm-up + ${s.bare.n}/${s.full.n} requests per tenant, alternating;`);
-  lines.push(`autocannon: ${settings.rounds} round(s) × {bare, full} × ${settings.durationS} s after ${settings.warmupS} s warm-up, ${c} connections, order alternating per round`);
+  lines.push(
+    `admission-cost: 1 web + 1 worker; concurrency 1: ${settings.sequentialWarmup} warm-up + ${s.bare.n}/${s.full.n} requests per tenant, alternating;`,
+  );
+  lines.push(
+    `autocannon: ${settings.rounds} round(s) × {bare, full} × ${settings.durationS} s after ${settings.warmupS} s warm-up, ${c} connections, order alternating per round`,
+  );
   lines.push('');
   lines.push(`${''.padEnd(38)} ${'bare'.padStart(10)} ${'full'.padStart(10)} ${'full − bare'.padStart(12)}`);
   lines.push(row('concurrency 1, p50 (ms)', s.bare.p50, s.full.p50, 3));
   lines.push(row('concurrency 1, p99 (ms)', s.bare.p99, s.full.p99, 3));
   lines.push(row('concurrency 1, mean (ms)', s.bare.mean, s.full.mean, 3));
   lines.push(`${'concurrency 1, median of pairs (ms)'.padEnd(60)} ${fixed(summary.pairedAddedMs, 3).padStart(12)}`);
-  lines.push(`  (during the concurrency-1 part: machine busy ${fixed(summary.sequentialCpu.machine, 0)} %, processes outside the bench ${fixed(summary.sequentialCpu.other, 0)} % of one core)`);
-  const which = summary.quiet ? `quiet round(s) ${summary.roundsUsed.join(', ')}` : `all rounds: NONE was quiet (other work > ${QUIET_OTHER_PERCENT} % of a core), figures disturbed`;
+  lines.push(
+    `  (during the concurrency-1 part: machine busy ${fixed(summary.sequentialCpu.machine, 0)} %, processes outside the bench ${fixed(summary.sequentialCpu.other, 0)} % of one core)`,
+  );
+  const which = summary.quiet
+    ? `quiet round(s) ${summary.roundsUsed.join(', ')}`
+    : `all rounds: NONE was quiet (other work > ${QUIET_OTHER_PERCENT} % of a core), figures disturbed`;
   lines.push(`at ${c} connections, median of ${which}:`);
   lines.push(row(`req/s at ${c} connections`, l.bare.rps, l.full.rps, 0));
   lines.push(row(`p50 at ${c} (ms)`, l.bare.p50, l.full.p50, 1));
@@ -145,7 +165,9 @@ export function formatReport(settings: RunSettings, summary: Summary, cells: rea
   for (const cell of cells) {
     const us = (name: string) => fixed(cell.cpuUsPerRequest[name] ?? Number.NaN, 0);
     const head = `${String(cell.round).padStart(5)} ${cell.variant.padEnd(7)} ${fixed(cell.rps, 0).padStart(7)} ${String(cell.p50).padStart(4)} ${String(cell.p99).padStart(4)}`;
-    lines.push(`${head} | ${fixed(cell.machinePercent, 0).padStart(7)} ${fixed(cell.otherPercent, 0).padStart(5)} | ${us('web').padStart(15)} ${us('worker').padStart(6)} ${us('redis').padStart(5)}`);
+    lines.push(
+      `${head} | ${fixed(cell.machinePercent, 0).padStart(7)} ${fixed(cell.otherPercent, 0).padStart(5)} | ${us('web').padStart(15)} ${us('worker').padStart(6)} ${us('redis').padStart(5)}`,
+    );
   }
   lines.push('');
   for (const v of VARIANTS) lines.push(`Redis keys of the ${v} tenant at the end, by kind: ${JSON.stringify(keys[v])}`);

@@ -23,7 +23,14 @@ const prepareAllFeatures: NonNullable<StackOptions['prepareTenant']> = async (re
 
 /** The benches' request body (system + user message, `max_tokens: 64`); streamed, it asks for usage. */
 export function requestBody(stream: boolean): string {
-  const base = { model: BENCH_MODEL, messages: [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Say hello to the benchmark.' }], max_tokens: 64 };
+  const base = {
+    model: BENCH_MODEL,
+    messages: [
+      { role: 'system', content: 'You are terse.' },
+      { role: 'user', content: 'Say hello to the benchmark.' },
+    ],
+    max_tokens: 64,
+  };
   return JSON.stringify(stream ? { ...base, stream: true, stream_options: { include_usage: true } } : base);
 }
 
@@ -53,7 +60,13 @@ export async function rateLimitHeader(stack: BenchStack): Promise<string | null>
  */
 export async function startAllFeaturesStack(
   cleanups: CleanupStack,
-  options: { root: string | undefined; connections: number; cpus?: { gateway: string; upstream: string }; models?: StackOptions['models']; env?: Record<string, string> },
+  options: {
+    root: string | undefined;
+    connections: number;
+    cpus?: { gateway: string; upstream: string };
+    models?: StackOptions['models'];
+    env?: Record<string, string>;
+  },
 ): Promise<{ redisServer: PrivateRedis; stack: BenchStack }> {
   const redisServer = await startPrivateRedis(options.cpus ? { cpus: options.cpus.gateway } : {});
   // One entry for both, registered once the stack is up: an abort during the start would otherwise
@@ -80,4 +93,3 @@ export async function startAllFeaturesStack(
   });
   return { redisServer, stack };
 }
-

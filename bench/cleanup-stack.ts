@@ -111,4 +111,3 @@ export function runBench(name: string, cleanups: CleanupStack, main: () => Promi
     },
   );
 }
-

@@ -25,9 +25,14 @@ export async function checkPinning(wanted: number[]): Promise<void> {
     await run('taskset', ['-c', '-p', String(process.pid)]);
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new Error(missing ? 'taskset not found on the PATH: install util-linux (apt-get install util-linux) to pin processes to CPUs' : `taskset failed: ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw new Error(
+      missing
+        ? 'taskset not found on the PATH: install util-linux (apt-get install util-linux) to pin processes to CPUs'
+        : `taskset failed: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
   }
   const allowed = parseCpuList((await readAffinity(process.pid))?.split(' / ')[0] ?? '');
   const outside = wanted.filter((cpu) => !allowed.includes(cpu));

@@ -31,7 +31,7 @@ function table(totals: Map<string, number>, all: number, top: number): string {
   return [...totals]
     .sort((a, b) => b[1] - a[1])
     .slice(0, top)
-    .map(([key, us]) => `${(100 * us / all).toFixed(1).padStart(6)}% ${(us / 1000).toFixed(0).padStart(7)} ms  ${key}`)
+    .map(([key, us]) => `${((100 * us) / all).toFixed(1).padStart(6)}% ${(us / 1000).toFixed(0).padStart(7)} ms  ${key}`)
     .join('\n');
 }
 

@@ -10,5 +10,8 @@ export function envNumber(name: string, fallback: number, min: number, max: numb
 
 /** A comma-separated list from the environment, `fallback` when unset. */
 export function envList(name: string, fallback: string): string[] {
-  return (process.env[name] || fallback).split(',').map((s) => s.trim()).filter(Boolean);
+  return (process.env[name] || fallback)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }

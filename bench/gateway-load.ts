@@ -49,7 +49,14 @@ const cells = modes.length * connectionCounts.length * targets.length;
 const budgetMs = (cells * (durationS + warmupS + 3) + 90) * 1000 + (sequentialRequests > 0 ? modes.length * SEQUENTIAL_DEADLINE_MS : 0);
 
 function requestBody(mode: Mode, model: string): string {
-  const base = { model, messages: [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Say hello to the benchmark.' }], max_tokens: 64 };
+  const base = {
+    model,
+    messages: [
+      { role: 'system', content: 'You are terse.' },
+      { role: 'user', content: 'Say hello to the benchmark.' },
+    ],
+    max_tokens: 64,
+  };
   return JSON.stringify(mode === 'stream' ? { ...base, stream: true, stream_options: { include_usage: true } } : base);
 }
 
@@ -63,7 +70,8 @@ function endpoint(stack: BenchStack, target: Target, mode: Mode): SequentialTarg
 async function runCell(stack: BenchStack, meter: CpuMeter, mode: Mode, connections: number, target: Target): Promise<Cell> {
   const e = endpoint(stack, target, mode);
   process.stderr.write(`  ${mode} ×${connections} → ${target} … `);
-  const load = (duration: number) => runLoad({ url: `${e.baseUrl}/chat/completions`, method: 'POST', headers: e.headers, body: e.body, connections, duration, timeout: 10 });
+  const load = (duration: number) =>
+    runLoad({ url: `${e.baseUrl}/chat/completions`, method: 'POST', headers: e.headers, body: e.body, connections, duration, timeout: 10 });
   // A separate warm-up run (not autocannon's `warmup` option) so that the CPU meter covers only the measured part.
   const warm = warmupS > 0 ? await load(warmupS) : null;
   await meter.begin();
@@ -72,7 +80,20 @@ async function runCell(stack: BenchStack, meter: CpuMeter, mode: Mode, connectio
   process.stderr.write(`${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, errors ${r.errors}, non-2xx ${r.non2xx}\n`);
   const warmupFailures = warm ? warm.errors + warm.timeouts + warm.non2xx : 0;
   if (warmupFailures > 0) process.stderr.write(`    warm-up: ${warmupFailures} errors or non-2xx\n`);
-  return { mode, connections, target, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, completed: r.latency.totalCount, errors: r.errors, timeouts: r.timeouts, non2xx: r.non2xx, warmupFailures, cpu };
+  return {
+    mode,
+    connections,
+    target,
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    completed: r.latency.totalCount,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    non2xx: r.non2xx,
+    warmupFailures,
+    cpu,
+  };
 }
 
 function summarise(what: Precise['what'], samples: Map<string, SequentialSamples>, pick: (s: SequentialSamples) => number[]): Precise {
@@ -90,7 +111,14 @@ async function main(): Promise<number> {
   process.stderr.write(`starting upstream, database, web and worker (run bounded to ${Math.round(budgetMs / 1000)} s)…\n`);
   // The default rate limits (KEY_RPM 3,000) would answer most of the load with 429; 0 = unlimited skips the limiter.
   const env = { TENANT_RPM: '0', TENANT_TPM: '0', KEY_RPM: '0', KEY_TPM: '0' };
-  const stack = await startStack({ redisUrl, workers: workerCount, workerConcurrency, upstreamConnections: workerConcurrency, nodeOptions: { web: nodeOptions('web'), worker: nodeOptions('worker') }, env });
+  const stack = await startStack({
+    redisUrl,
+    workers: workerCount,
+    workerConcurrency,
+    upstreamConnections: workerConcurrency,
+    nodeOptions: { web: nodeOptions('web'), worker: nodeOptions('worker') },
+    env,
+  });
   const watchdog = setTimeout(() => {
     process.stderr.write(`gateway-load: over its ${Math.round(budgetMs / 1000)} s budget; stopping\n`);
     void stack.close().finally(() => process.exit(2));
@@ -139,7 +167,11 @@ async function main(): Promise<number> {
           deadlineMs: SEQUENTIAL_DEADLINE_MS,
         });
         if (mode === 'json') precise.push(summarise('json latency', samples, (s) => s.totalMs));
-        else precise.push(summarise('stream TTFT', samples, (s) => s.firstTokenMs), summarise('stream total', samples, (s) => s.totalMs));
+        else
+          precise.push(
+            summarise('stream TTFT', samples, (s) => s.firstTokenMs),
+            summarise('stream total', samples, (s) => s.totalMs),
+          );
         for (const [target, s] of samples) sequentialErrors.push({ target, what: mode, errors: s.errors, firstError: s.firstError });
       }
     }
@@ -152,7 +184,15 @@ async function main(): Promise<number> {
     }
 
     const results: BenchResults = {
-      settings: { durationS, warmupS, sequentialRequests, workers: workerCount, workerConcurrency, upstreamConnections: workerConcurrency, cores: availableParallelism() },
+      settings: {
+        durationS,
+        warmupS,
+        sequentialRequests,
+        workers: workerCount,
+        workerConcurrency,
+        upstreamConnections: workerConcurrency,
+        cores: availableParallelism(),
+      },
       cells: cellResults,
       precise,
       sequentialErrors,

@@ -27,11 +27,23 @@ const worker = new WorkerMetrics(registry, { tenants: 'acme' });
 
 // What the hooks read of Fastify's request and reply, as a chat completion leaves them.
 const reply = { statusCode: 200, errorCode: null, elapsedTime: 1.5 } as unknown as FastifyReply;
-const request = () => ({ routeOptions: { url: '/v1/chat/completions' }, body: { model: 'bench-gpt' }, principal: { tenantId: 'acme' } }) as unknown as FastifyRequest;
+const request = () =>
+  ({ routeOptions: { url: '/v1/chat/completions' }, body: { model: 'bench-gpt' }, principal: { tenantId: 'acme' } }) as unknown as FastifyRequest;
 const target = { alias: 'bench-gpt', provider: 'openai-compatible' } as ProviderTarget;
 const record = {
-  tenantId: 'acme', operation: 'chat', model: 'bench-gpt', provider: 'openai-compatible', status: 'succeeded', errorCode: null,
-  promptTokens: 12, completionTokens: 20, costMicros: 52, queueWaitMs: 1, ttftMs: 4, latencyMs: 9, stream: true,
+  tenantId: 'acme',
+  operation: 'chat',
+  model: 'bench-gpt',
+  provider: 'openai-compatible',
+  status: 'succeeded',
+  errorCode: null,
+  promptTokens: 12,
+  completionTokens: 20,
+  costMicros: 52,
+  queueWaitMs: 1,
+  ttftMs: 4,
+  latencyMs: 9,
+  stream: true,
 } as UsageRecord;
 
 function webRequest(): void {
@@ -76,5 +88,7 @@ for (let round = 1; round <= rounds; round++) {
 // The first round pays for V8's optimisation; the median of the rest is the figure.
 const median = (xs: number[]) => [...xs.slice(1)].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] as number;
 for (const side of ['web', 'worker'] as const) rows.push([side, ...results[side].map((x) => num(x, 2)), num(median(results[side]), 2)]);
-process.stdout.write(`Metrics calls per request, CPU µs (${requests.toLocaleString('en')} requests per round; the last column: median of rounds 2…${rounds})\n\n`);
+process.stdout.write(
+  `Metrics calls per request, CPU µs (${requests.toLocaleString('en')} requests per round; the last column: median of rounds 2…${rounds})\n\n`,
+);
 process.stdout.write(`${table(['process', ...results.web.map((_, i) => `round ${i + 1}`), 'median'], rows)}\n`);

@@ -26,7 +26,21 @@ import { describeCheckout } from './base-worktree.ts';
 import { summariseLogs } from './child-logs.ts';
 import { CleanupStack, runBench } from './cleanup-stack.ts';
 import { num, table } from './report-format.ts';
-import { costHeader, costRow, emptyTally, inRoundOrder, LOAD_OPTIONS, measure, prime, readLoadSettings, summarise, type LoadSettings, type LoopRequest, type RequestCost, type Tally } from './request-cost.ts';
+import {
+  costHeader,
+  costRow,
+  emptyTally,
+  inRoundOrder,
+  LOAD_OPTIONS,
+  measure,
+  prime,
+  readLoadSettings,
+  summarise,
+  type LoadSettings,
+  type LoopRequest,
+  type RequestCost,
+  type Tally,
+} from './request-cost.ts';
 
 /** A set-up of the gateway: its environment over every feature's, given the trace sink's URL. */
 interface Config {
@@ -41,7 +55,11 @@ const CONFIGS: readonly Config[] = [
   { name: REFERENCE, metrics: false, env: () => ({}) },
   // 0: web and worker share one environment, so each must pick a free port of its own.
   { name: 'metrics', metrics: true, env: () => ({ METRICS_PORT: '0' }) },
-  { name: 'metrics+tracing', metrics: true, env: (sinkUrl) => ({ METRICS_PORT: '0', OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }) },
+  {
+    name: 'metrics+tracing',
+    metrics: true,
+    env: (sinkUrl) => ({ METRICS_PORT: '0', OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }),
+  },
 ];
 
 /** Operation-cost's two chat cases: the same bodies, the answers checked by checkAnswer. */
@@ -58,7 +76,9 @@ const settings = (() => {
   try {
     return readLoadSettings(parseArgs({ options: LOAD_OPTIONS }).values);
   } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\nusage: node bench/observability-cost.ts [--conns N] [--dur S] [--warm S] [--rounds R] [--json]\n`);
+    process.stderr.write(
+      `${error instanceof Error ? error.message : String(error)}\nusage: node bench/observability-cost.ts [--conns N] [--dur S] [--warm S] [--rounds R] [--json]\n`,
+    );
     process.exit(2);
   }
 })();
@@ -101,13 +121,20 @@ async function startTraceSink(): Promise<{ url: string; received: () => SinkCoun
 
 /** The loop of a case on a stack, its window and probe aside. */
 function load(stack: BenchStack, c: Case, loadSettings: LoadSettings): LoopRequest {
-  return { url: `${stack.gatewayUrl}/chat/completions`, headers: gatewayHeaders(stack), body: requestBody(c.stream), stream: c.stream, connections: loadSettings.connections };
+  return {
+    url: `${stack.gatewayUrl}/chat/completions`,
+    headers: gatewayHeaders(stack),
+    body: requestBody(c.stream),
+    stream: c.stream,
+    connections: loadSettings.connections,
+  };
 }
 
 /** The operations listener of a process started with METRICS_PORT=0: its one listening port besides the API's. */
 async function opsUrlOf(proc: GatewayProcess, apiPort: number): Promise<string> {
   const ports = (await readListeningPorts(proc.child.pid as number)).filter((port) => port !== apiPort);
-  if (ports.length !== 1) throw new Error(`expected one operations listener of pid ${proc.child.pid}; it listens on ${ports.join(', ') || 'nothing'} besides ${apiPort}`);
+  if (ports.length !== 1)
+    throw new Error(`expected one operations listener of pid ${proc.child.pid}; it listens on ${ports.join(', ') || 'nothing'} besides ${apiPort}`);
   return `http://127.0.0.1:${ports[0]}`;
 }
 
@@ -179,8 +206,13 @@ async function measureAll() {
   const received = sink.received();
   const scrapes: Scrape[] = [];
   for (const { config, stack } of started) if (config.metrics) scrapes.push(...(await scrapeStack(config.name, stack)));
-  const logs = started.map(({ config, stack: { processes } }) => ({ config: config.name, logs: summariseLogs([processes.web, ...processes.workers].map((p) => p.output()).join('\n')) }));
-  const tallies = new Map(CASES.map((c) => [c.name, new Map(cells.filter((cell) => cell.c === c).map((cell): [string, Tally] => [cell.config.name, cell.tally]))]));
+  const logs = started.map(({ config, stack: { processes } }) => ({
+    config: config.name,
+    logs: summariseLogs([processes.web, ...processes.workers].map((p) => p.output()).join('\n')),
+  }));
+  const tallies = new Map(
+    CASES.map((c) => [c.name, new Map(cells.filter((cell) => cell.c === c).map((cell): [string, Tally] => [cell.config.name, cell.tally]))]),
+  );
   return { label, tallies, scrapes, received, logs };
 }
 
@@ -195,7 +227,7 @@ function report(results: Map<string, Map<string, RequestCost>>, scrapes: Scrape[
     `CPU µs per request (web, worker, Redis); ÷ ${REFERENCE} is the ratio to ${REFERENCE} of the same case (target: req/s at least 0.97 with metrics); other % is busy time of the machine outside the loaded stack's processes, its upstream and the load generator (the idle stacks among it), in % of one core.`,
     '',
     ...caseTables,
-    'Each process\'s /metrics, scraped once after the rounds (the counter summed over its series; bytes of the text; ms to fetch it whole):',
+    "Each process's /metrics, scraped once after the rounds (the counter summed over its series; bytes of the text; ms to fetch it whole):",
     '',
     table(['configuration', 'process', 'counter', 'value', 'bytes', 'ms'], scrapeRows),
     '',
@@ -204,7 +236,9 @@ function report(results: Map<string, Map<string, RequestCost>>, scrapes: Scrape[
 }
 
 async function main(): Promise<number> {
-  process.stderr.write(`observability-cost: bounded to ${Math.round(budgetMs / 1000)} s; starting ${CONFIGS.length} stacks (private Redis, upstream, database, web and worker each)…\n`);
+  process.stderr.write(
+    `observability-cost: bounded to ${Math.round(budgetMs / 1000)} s; starting ${CONFIGS.length} stacks (private Redis, upstream, database, web and worker each)…\n`,
+  );
   const disarm = cleanups.guard(budgetMs);
   let measured: Awaited<ReturnType<typeof measureAll>>;
   // A scope, so that an abort waits for a stack half-way up and undoes it too.
@@ -218,7 +252,8 @@ async function main(): Promise<number> {
   const all = [...results].flatMap(([name, byConfig]) => [...byConfig].map(([config, r]) => ({ cell: `${name} ${config}`, r })));
   for (const { cell, r } of all) if (r.errors > 0) process.stderr.write(`${cell}: ${r.errors} errors, first: ${r.firstError}\n`);
   process.stdout.write(`\n${report(results, scrapes, received, label)}\n`);
-  for (const { config, logs: lines } of logs) if (lines !== '') process.stdout.write(`\n${config} web/worker log lines at warn and above (count × process level message):\n${lines}\n`);
+  for (const { config, logs: lines } of logs)
+    if (lines !== '') process.stdout.write(`\n${config} web/worker log lines at warn and above (count × process level message):\n${lines}\n`);
   if (settings.json) {
     const { json: _json, ...rest } = settings;
     const cases = Object.fromEntries([...results].map(([name, byConfig]) => [name, Object.fromEntries(byConfig)]));

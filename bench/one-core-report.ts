@@ -103,7 +103,12 @@ function columns(direct: SideResult, sides: SideResult[], first: string, extra: 
   const all = [direct, ...sides];
   const header = [first, ...all.map((s) => `${s.role} ${s.label}`), ...(base ? ['this/base'] : []), ...extra];
   /** One cell per side from `cell`, the this/base cell (dropped without a base), then the extra cells. */
-  const row = (name: string, cell: (s: SideResult) => string, thisBase: string, ...rest: string[]) => [name, ...all.map(cell), ...(base ? [thisBase] : []), ...rest];
+  const row = (name: string, cell: (s: SideResult) => string, thisBase: string, ...rest: string[]) => [
+    name,
+    ...all.map(cell),
+    ...(base ? [thisBase] : []),
+    ...rest,
+  ];
   return { base, mine, header, row };
 }
 
@@ -111,7 +116,13 @@ function loadTable(settings: RunSettings, direct: SideResult, sides: SideResult[
   const { base, mine, header, row } = columns(direct, sides, '', ['issue (other machine)', 'target']);
   const perSecondRatio = ratio(base?.load.perSecond, mine?.load.perSecond);
   return table(header, [
-    row('completions/s', (s) => num(s.load.perSecond, 0), num(perSecondRatio, 2), `base ${num(ISSUE_REFERENCE.basePerSecond, 0)}, direct ${num(ISSUE_REFERENCE.directPerSecond, 0)}`, verdict(perSecondRatio, '≥', TARGETS.perSecond)),
+    row(
+      'completions/s',
+      (s) => num(s.load.perSecond, 0),
+      num(perSecondRatio, 2),
+      `base ${num(ISSUE_REFERENCE.basePerSecond, 0)}, direct ${num(ISSUE_REFERENCE.directPerSecond, 0)}`,
+      verdict(perSecondRatio, '≥', TARGETS.perSecond),
+    ),
     row('÷ direct', (s) => num(ratio(direct.load.perSecond, s.load.perSecond), 3), '', `base ${ISSUE_REFERENCE.baseToDirect}`, ''),
     row('p50 latency (ms)', (s) => num(s.load.p50Ms, 2), num(ratio(base?.load.p50Ms, mine?.load.p50Ms), 2), '', ''),
     row('p99 latency (ms)', (s) => num(s.load.p99Ms, 2), num(ratio(base?.load.p99Ms, mine?.load.p99Ms), 2), '', ''),
@@ -126,7 +137,13 @@ function seqTable(direct: SideResult, sides: SideResult[]): string {
   return table(header, [
     row('p50 (ms)', (s) => num(s.seq.p50Ms, 3), num(ratio(base?.seq.p50Ms, mine?.seq.p50Ms), 2), '', ''),
     row('p99 (ms)', (s) => num(s.seq.p99Ms, 3), num(ratio(base?.seq.p99Ms, mine?.seq.p99Ms), 2), '', ''),
-    row('**added p50** (− direct p50, ms)', (s) => (s.role === 'direct' ? '' : signed(addedP50(s, direct), 3)), num(addedRatio, 2), `base +${ISSUE_REFERENCE.baseAddedP50Ms}`, verdict(addedRatio, '≤', TARGETS.addedP50)),
+    row(
+      '**added p50** (− direct p50, ms)',
+      (s) => (s.role === 'direct' ? '' : signed(addedP50(s, direct), 3)),
+      num(addedRatio, 2),
+      `base +${ISSUE_REFERENCE.baseAddedP50Ms}`,
+      verdict(addedRatio, '≤', TARGETS.addedP50),
+    ),
     row('p50 ÷ direct p50', (s) => num(ratio(direct.seq.p50Ms, s.seq.p50Ms), 1), '', '', ''),
     row('requests measured', (s) => num(s.seq.requests, 0), '', '', ''),
     row('errors (warm-up included)', (s) => num(s.seq.errors, 0), '', '', ''),
@@ -135,7 +152,8 @@ function seqTable(direct: SideResult, sides: SideResult[]): string {
 
 function cpuTable(settings: RunSettings, direct: SideResult, sides: SideResult[]): string {
   const { base, mine, header, row } = columns(direct, sides, 'at the closed loop', []);
-  const us = (name: string, pick: (s: SideResult) => number | undefined) => row(name, (s) => num(pick(s), 0), num(ratio(base && pick(base), mine && pick(mine)), 2));
+  const us = (name: string, pick: (s: SideResult) => number | undefined) =>
+    row(name, (s) => num(pick(s), 0), num(ratio(base && pick(base), mine && pick(mine)), 2));
   const percent = (name: string, pick: (s: SideResult) => number) => row(name, (s) => num(pick(s), 0), '');
   const g = settings.gatewayCpu;
   const c = settings.clientCpu;
@@ -144,7 +162,9 @@ function cpuTable(settings: RunSettings, direct: SideResult, sides: SideResult[]
     us(`**gateway core total**, µs per completion (CPU ${g})`, (s) => (s.role === 'direct' ? undefined : gatewayCpuUs(s))),
     // What the core would serve with nothing else on it: steadier than completions/s on a shared machine.
     us(`ceiling of CPU ${g} at that cost (10⁶ / total, completions/s)`, (s) => (s.role === 'direct' ? undefined : 1e6 / gatewayCpuUs(s))),
-    ...CLIENT_PROCESSES.map((name) => us(`${name === 'client' ? 'load generator (bench process)' : name}, µs per completion (CPU ${c})`, (s) => s.load.cpuUs[name])),
+    ...CLIENT_PROCESSES.map((name) =>
+      us(`${name === 'client' ? 'load generator (bench process)' : name}, µs per completion (CPU ${c})`, (s) => s.load.cpuUs[name]),
+    ),
     percent(`CPU ${g} busy (% of the core)`, (s) => s.load.cores.gateway.busyPercent),
     percent(`… other work on CPU ${g}: not web, worker, redis (%)`, (s) => s.load.cores.gateway.unchargedPercent),
     percent(`CPU ${c} busy (% of the core)`, (s) => s.load.cores.client.busyPercent),
@@ -181,9 +201,18 @@ export function toJson(settings: RunSettings, machine: MachineState, direct: Sid
   const base = sides.find((s) => s.role === 'base');
   const mine = sides.find((s) => s.role === 'this');
   const derived = Object.fromEntries(
-    sides.map((s) => [s.role, { perSecondToDirect: ratio(direct.load.perSecond, s.load.perSecond), addedP50Ms: addedP50(s, direct), p50ToDirect: ratio(direct.seq.p50Ms, s.seq.p50Ms) }]),
+    sides.map((s) => [
+      s.role,
+      { perSecondToDirect: ratio(direct.load.perSecond, s.load.perSecond), addedP50Ms: addedP50(s, direct), p50ToDirect: ratio(direct.seq.p50Ms, s.seq.p50Ms) },
+    ]),
   );
   const thisToBase =
-    base && mine ? { perSecond: ratio(base.load.perSecond, mine.load.perSecond), addedP50: ratio(addedP50(base, direct), addedP50(mine, direct)), gatewayCpuUs: ratio(gatewayCpuUs(base), gatewayCpuUs(mine)) } : null;
+    base && mine
+      ? {
+          perSecond: ratio(base.load.perSecond, mine.load.perSecond),
+          addedP50: ratio(addedP50(base, direct), addedP50(mine, direct)),
+          gatewayCpuUs: ratio(gatewayCpuUs(base), gatewayCpuUs(mine)),
+        }
+      : null;
   return { settings, machine, direct, sides, derived, thisToBase, issueReference: ISSUE_REFERENCE, targets: TARGETS };
 }

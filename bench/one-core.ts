@@ -22,7 +22,18 @@ import { gatewayHeaders, rateLimitHeader, requestBody, startAllFeaturesStack } f
 import { checkAffinity, checkPinning, pinSelf, type Pinned } from './cpu-pinning.ts';
 import { CleanupStack, runBench } from './cleanup-stack.ts';
 import { sideLogsReport, summariseLogs } from './child-logs.ts';
-import { CLIENT_PROCESSES, GATEWAY_PROCESSES, formatReport, toJson, type CoreUse, type LoadResult, type MachineState, type RunSettings, type SeqResult, type SideResult } from './one-core-report.ts';
+import {
+  CLIENT_PROCESSES,
+  GATEWAY_PROCESSES,
+  formatReport,
+  toJson,
+  type CoreUse,
+  type LoadResult,
+  type MachineState,
+  type RunSettings,
+  type SeqResult,
+  type SideResult,
+} from './one-core-report.ts';
 
 const CHECKOUT = fileURLToPath(new URL('../', import.meta.url));
 const SEQ_WARMUP = 100;
@@ -44,7 +55,8 @@ function readSettings(): RunSettings & { json: boolean } {
   });
   const bounded = (name: string, raw: string, min: number, max: number, integer = true) => {
     const value = Number(raw);
-    if (!Number.isFinite(value) || value < min || value > max || (integer && !Number.isInteger(value))) throw new Error(`--${name} must be ${integer ? 'an integer' : 'a number'} in [${min}, ${max}]; got ${raw}`);
+    if (!Number.isFinite(value) || value < min || value > max || (integer && !Number.isInteger(value)))
+      throw new Error(`--${name} must be ${integer ? 'an integer' : 'a number'} in [${min}, ${max}]; got ${raw}`);
     return value;
   };
   const lastCpu = cpus().length - 1;
@@ -122,9 +134,20 @@ async function measureLoad(name: string, baseUrl: string, headers: Record<string
 /** --seq sequential requests after the warm-up, over one keep-alive connection. */
 async function measureSeq(name: string, baseUrl: string, headers: Record<string, string>): Promise<SeqResult> {
   process.stderr.write(`  ${name}: concurrency 1 … `);
-  const samples = await measureSequential([{ name, baseUrl, headers, body: requestBody(false) }], { stream: false, warmup: SEQ_WARMUP, count: settings.seq, deadlineMs: SEQ_DEADLINE_MS });
+  const samples = await measureSequential([{ name, baseUrl, headers, body: requestBody(false) }], {
+    stream: false,
+    warmup: SEQ_WARMUP,
+    count: settings.seq,
+    deadlineMs: SEQ_DEADLINE_MS,
+  });
   const got = samples.get(name) as NonNullable<ReturnType<typeof samples.get>>;
-  const result = { requests: got.totalMs.length, p50Ms: percentile(got.totalMs, 50), p99Ms: percentile(got.totalMs, 99), errors: got.errors, firstError: got.firstError };
+  const result = {
+    requests: got.totalMs.length,
+    p50Ms: percentile(got.totalMs, 50),
+    p99Ms: percentile(got.totalMs, 99),
+    errors: got.errors,
+    firstError: got.firstError,
+  };
   process.stderr.write(`p50 ${result.p50Ms.toFixed(3)} ms over ${result.requests}, ${result.errors} errors\n`);
   return result;
 }

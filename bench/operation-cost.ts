@@ -23,7 +23,21 @@ import { describeCheckout } from './base-worktree.ts';
 import { summariseLogs } from './child-logs.ts';
 import { CleanupStack, runBench } from './cleanup-stack.ts';
 import { num, table } from './report-format.ts';
-import { costHeader, costRow, emptyTally, inRoundOrder, LOAD_OPTIONS, measure, prime, readLoadSettings, summarise, type LoadSettings, type LoopRequest, type RequestCost, type Tally } from './request-cost.ts';
+import {
+  costHeader,
+  costRow,
+  emptyTally,
+  inRoundOrder,
+  LOAD_OPTIONS,
+  measure,
+  prime,
+  readLoadSettings,
+  summarise,
+  type LoadSettings,
+  type LoopRequest,
+  type RequestCost,
+  type Tally,
+} from './request-cost.ts';
 
 const CLAUDE_MODEL = 'bench-claude';
 const EMBED_MODEL = 'bench-embed';
@@ -56,31 +70,50 @@ function checkRoute(text: string, native: boolean): void {
 
 function checkMessage(status: number, text: string, native: boolean): void {
   if (status !== 200) fail(`status ${status}`, text);
-  if (!text.includes('"type":"message"') || !text.includes(`tok${TOKENS - 1} `) || !text.includes(`"output_tokens":${TOKENS}`)) fail('not a whole message', text);
+  if (!text.includes('"type":"message"') || !text.includes(`tok${TOKENS - 1} `) || !text.includes(`"output_tokens":${TOKENS}`))
+    fail('not a whole message', text);
   checkRoute(text, native);
 }
 
 function checkMessageStream(status: number, text: string, native: boolean): void {
   if (status !== 200) fail(`status ${status}`, text);
-  if (count(text, '"type":"text_delta"') !== TOKENS || !text.includes(`"output_tokens":${TOKENS}`) || !text.trimEnd().endsWith('data: {"type":"message_stop"}')) fail('not a whole message stream', text);
+  if (count(text, '"type":"text_delta"') !== TOKENS || !text.includes(`"output_tokens":${TOKENS}`) || !text.trimEnd().endsWith('data: {"type":"message_stop"}'))
+    fail('not a whole message stream', text);
   checkRoute(text, native);
 }
 
 function checkResponse(status: number, text: string): void {
   if (status !== 200) fail(`status ${status}`, text);
-  if (!text.includes('"object":"response"') || !text.includes('"status":"completed"') || !text.includes(`tok${TOKENS - 1} `) || !text.includes(`"output_tokens":${TOKENS}`)) fail('not a whole response', text);
+  if (
+    !text.includes('"object":"response"') ||
+    !text.includes('"status":"completed"') ||
+    !text.includes(`tok${TOKENS - 1} `) ||
+    !text.includes(`"output_tokens":${TOKENS}`)
+  )
+    fail('not a whole response', text);
 }
 
 function checkResponseStream(status: number, text: string): void {
   if (status !== 200) fail(`status ${status}`, text);
   const last = text.trimEnd().split('\n\n').at(-1) ?? '';
-  if (count(text, 'event: response.output_text.delta\n') !== TOKENS || !last.startsWith('event: response.completed\n') || !last.includes(`"output_tokens":${TOKENS}`)) fail('not a whole response stream', text);
+  if (
+    count(text, 'event: response.output_text.delta\n') !== TOKENS ||
+    !last.startsWith('event: response.completed\n') ||
+    !last.includes(`"output_tokens":${TOKENS}`)
+  )
+    fail('not a whole response stream', text);
 }
 
 function checkEmbeddings(status: number, text: string): void {
   if (status !== 200) fail(`status ${status}`, text);
   const vector = /"embedding":\[([^\]]*)\]/.exec(text)?.[1];
-  if (!text.includes('"object":"list"') || count(text, '"embedding":') !== 1 || vector?.split(',').length !== DIMENSIONS || !text.includes('"prompt_tokens":12')) fail('not one embedding with usage', text);
+  if (
+    !text.includes('"object":"list"') ||
+    count(text, '"embedding":') !== 1 ||
+    vector?.split(',').length !== DIMENSIONS ||
+    !text.includes('"prompt_tokens":12')
+  )
+    fail('not one embedding with usage', text);
 }
 
 /** One kind of request: where it goes, what it sends and how its answer is checked. */
@@ -92,7 +125,14 @@ interface Case {
   check: (status: number, text: string) => void;
 }
 
-const chatBody = { model: BENCH_MODEL, messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: USER }], max_tokens: 64 };
+const chatBody = {
+  model: BENCH_MODEL,
+  messages: [
+    { role: 'system', content: SYSTEM },
+    { role: 'user', content: USER },
+  ],
+  max_tokens: 64,
+};
 const messagesBody = (model: string) => ({ model, max_tokens: 64, system: SYSTEM, messages: [{ role: 'user', content: USER }] });
 const responsesBody = { model: BENCH_MODEL, instructions: SYSTEM, input: USER, max_output_tokens: 64 };
 const streamed = (body: Record<string, unknown>) => ({ ...body, stream: true });
@@ -100,11 +140,23 @@ const streamed = (body: Record<string, unknown>) => ({ ...body, stream: true });
 /** Every case, the two chat references first. */
 const CASES: readonly Case[] = [
   { name: 'chat', path: 'chat/completions', stream: false, body: chatBody, check: (s, t) => checkAnswer(s, t, false) },
-  { name: 'chat-stream', path: 'chat/completions', stream: true, body: { ...streamed(chatBody), stream_options: { include_usage: true } }, check: (s, t) => checkAnswer(s, t, true) },
+  {
+    name: 'chat-stream',
+    path: 'chat/completions',
+    stream: true,
+    body: { ...streamed(chatBody), stream_options: { include_usage: true } },
+    check: (s, t) => checkAnswer(s, t, true),
+  },
   { name: 'messages', path: 'messages', stream: false, body: messagesBody(BENCH_MODEL), check: (s, t) => checkMessage(s, t, false) },
   { name: 'messages-stream', path: 'messages', stream: true, body: streamed(messagesBody(BENCH_MODEL)), check: (s, t) => checkMessageStream(s, t, false) },
   { name: 'messages-native', path: 'messages', stream: false, body: messagesBody(CLAUDE_MODEL), check: (s, t) => checkMessage(s, t, true) },
-  { name: 'messages-native-stream', path: 'messages', stream: true, body: streamed(messagesBody(CLAUDE_MODEL)), check: (s, t) => checkMessageStream(s, t, true) },
+  {
+    name: 'messages-native-stream',
+    path: 'messages',
+    stream: true,
+    body: streamed(messagesBody(CLAUDE_MODEL)),
+    check: (s, t) => checkMessageStream(s, t, true),
+  },
   { name: 'responses', path: 'responses', stream: false, body: responsesBody, check: checkResponse },
   { name: 'responses-stream', path: 'responses', stream: true, body: streamed(responsesBody), check: checkResponseStream },
   { name: 'embeddings', path: 'embeddings', stream: false, body: { model: EMBED_MODEL, input: USER }, check: checkEmbeddings },
@@ -123,7 +175,14 @@ type Settings = ReturnType<typeof readSettings>;
 
 /** The closed loop of a case, its window and probe aside. */
 function load(stack: BenchStack, c: Case, settings: LoadSettings): LoopRequest {
-  return { url: `${stack.gatewayUrl}/${c.path}`, headers: gatewayHeaders(stack), body: JSON.stringify(c.body), stream: c.stream, check: c.check, connections: settings.connections };
+  return {
+    url: `${stack.gatewayUrl}/${c.path}`,
+    headers: gatewayHeaders(stack),
+    body: JSON.stringify(c.body),
+    stream: c.stream,
+    check: c.check,
+    connections: settings.connections,
+  };
 }
 
 /** Per request figures of one case, with the case its ratios are to. */
@@ -150,7 +209,9 @@ const settings = (() => {
   try {
     return readSettings();
   } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\nusage: node bench/operation-cost.ts [--conns N] [--dur S] [--warm S] [--rounds R] [--cases a,b,…] [--json]\n`);
+    process.stderr.write(
+      `${error instanceof Error ? error.message : String(error)}\nusage: node bench/operation-cost.ts [--conns N] [--dur S] [--warm S] [--rounds R] [--cases a,b,…] [--json]\n`,
+    );
     process.exit(2);
   }
 })();
@@ -192,13 +253,17 @@ async function main(): Promise<number> {
     await cleanups.unwind();
   }
   const { label, tallies, logs } = measured;
-  const results = new Map(settings.cases.map((c): [string, CaseResult] => [c.name, { stream: c.stream, reference: referenceOf(c), ...summarise(tallies.get(c.name) as Tally) }]));
+  const results = new Map(
+    settings.cases.map((c): [string, CaseResult] => [c.name, { stream: c.stream, reference: referenceOf(c), ...summarise(tallies.get(c.name) as Tally) }]),
+  );
   for (const [name, r] of results) if (r.errors > 0) process.stderr.write(`${name}: ${r.errors} errors, first: ${r.firstError}\n`);
   process.stdout.write(`\n${report(results, settings, label)}\n`);
   if (logs !== '') process.stdout.write(`\nweb/worker log lines at warn and above (count × process level message):\n${logs}\n`);
   if (settings.json) {
     const { cases, json: _json, ...rest } = settings;
-    process.stdout.write(`${JSON.stringify({ checkout: label, settings: { ...rest, cases: cases.map((c) => c.name) }, cases: Object.fromEntries(results) })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ checkout: label, settings: { ...rest, cases: cases.map((c) => c.name) }, cases: Object.fromEntries(results) })}\n`,
+    );
   }
   return [...results.values()].some((r) => r.errors > 0 || r.completed === 0) ? 1 : 0;
 }

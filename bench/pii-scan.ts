@@ -38,7 +38,7 @@ function mixedText(bytes: number): string {
   const parts: string[] = [];
   let size = 0;
   for (let i = 0; size < bytes; i++) {
-    const sentence = i % 9 === 4 ? FINDINGS[(i / 9) % FINDINGS.length | 0]! : FILLER[i % FILLER.length]!;
+    const sentence = i % 9 === 4 ? FINDINGS[((i / 9) % FINDINGS.length) | 0]! : FILLER[i % FILLER.length]!;
     parts.push(sentence);
     size += Buffer.byteLength(sentence) + 1;
   }
@@ -87,7 +87,12 @@ function measure(label: string, bytes: number, iterations: number, deadline: num
     p99: round(percentile(sorted, 99)),
     mean: round(mean),
     mbPerSecond: round(bytes / 1024 / 1024 / (mean / 1000)),
-    maskP50: round(percentile([...maskSamples].sort((a, b) => a - b), 50)),
+    maskP50: round(
+      percentile(
+        [...maskSamples].sort((a, b) => a - b),
+        50,
+      ),
+    ),
   };
 }
 

@@ -16,7 +16,6 @@ export interface PrivateRedis {
 
 const START_TIMEOUT_MS = 10_000;
 
-
 async function stop(child: ChildProcess): Promise<void> {
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
   const exited = once(child, 'exit');
@@ -51,7 +50,21 @@ export interface PrivateRedisOptions {
 export async function startPrivateRedis(options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
   const binary = options.binary ?? 'redis-server';
   const port = await freePort();
-  const serverArgs = [binary, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction', '--loglevel', 'warning'];
+  const serverArgs = [
+    binary,
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--maxmemory-policy',
+    'noeviction',
+    '--loglevel',
+    'warning',
+  ];
   const [command, ...args] = options.cpus === undefined ? serverArgs : ['taskset', '-c', options.cpus, ...serverArgs];
   const child = spawn(command as string, args, { stdio: ['ignore', 'ignore', 'inherit'] });
   // Set by the 'error' listener, which control-flow analysis does not follow: without the cast it stays `null` to the checker.

@@ -53,7 +53,13 @@ function modeTable(mode: Mode, sides: SideResult[]): string {
   const base = sides.find((s) => s.role === 'base')?.modes[mode];
   const mine = sides.find((s) => s.role === 'this')?.modes[mode];
   const hasBase = sides.some((s) => s.role === 'base');
-  const header = ['per completion', ...sides.map((s) => `${s.role} ${s.label}`), ...(hasBase ? ['this/base'] : []), mode === 'json' ? 'issue (16 cores, 4512ad3)' : 'issue', 'target (this)'];
+  const header = [
+    'per completion',
+    ...sides.map((s) => `${s.role} ${s.label}`),
+    ...(hasBase ? ['this/base'] : []),
+    mode === 'json' ? 'issue (16 cores, 4512ad3)' : 'issue',
+    'target (this)',
+  ];
   const sseExtra = (side: SideResult) => (side.modes.sse && side.modes.json ? side.modes.sse.redis.scriptCalls - side.modes.json.redis.scriptCalls : undefined);
   const row = (name: string, pick: (r: ModeResult) => number, digits: number, issue: string, target: string): string[] => [
     name,
@@ -67,7 +73,13 @@ function modeTable(mode: Mode, sides: SideResult[]): string {
     row('completions in the window', (r) => r.completed, 0, '', ''),
     row('completions/s', (r) => r.perSecond, 0, '', ''),
     row('errors (whole run)', (r) => r.errors, 0, '', ''),
-    row('Redis commands (inside scripts included)', (r) => r.redis.commands, 1, json ? String(ISSUE_REFERENCE.commands) : '', json ? verdict(mine?.redis.commands, TARGETS.commands) : ''),
+    row(
+      'Redis commands (inside scripts included)',
+      (r) => r.redis.commands,
+      1,
+      json ? String(ISSUE_REFERENCE.commands) : '',
+      json ? verdict(mine?.redis.commands, TARGETS.commands) : '',
+    ),
     row('script calls (EVALSHA, EVAL, FCALL)', (r) => r.redis.scriptCalls, 2, json ? String(ISSUE_REFERENCE.scriptCalls) : '', ''),
     row('Redis CPU µs', (r) => r.redis.cpuUs, 0, json ? `~${ISSUE_REFERENCE.cpuUs}` : '', json ? verdict(mine?.redis.cpuUs, TARGETS.cpuUs) : ''),
     row('ceiling of one Redis core (completions/s)', (r) => r.redis.ceilingPerS, 0, json ? `~${num(1e6 / ISSUE_REFERENCE.cpuUs, 0)}` : '', ''),
@@ -75,7 +87,13 @@ function modeTable(mode: Mode, sides: SideResult[]): string {
   if (mode === 'sse' && sides.every((s) => s.modes.json)) {
     // A ratio of two differences near zero says nothing; the target is on the difference itself.
     const mineExtra = sseExtra(sides.find((s) => s.role === 'this') as SideResult);
-    rows.push(['script calls more than JSON', ...sides.map((s) => num(sseExtra(s), 2)), ...(hasBase ? ['—'] : []), '', verdict(mineExtra, TARGETS.sseExtraScriptCalls)]);
+    rows.push([
+      'script calls more than JSON',
+      ...sides.map((s) => num(sseExtra(s), 2)),
+      ...(hasBase ? ['—'] : []),
+      '',
+      verdict(mineExtra, TARGETS.sseExtraScriptCalls),
+    ]);
   }
   return table(header, rows);
 }
@@ -110,7 +128,8 @@ export function formatReport(settings: RunSettings, sides: SideResult[]): string
   }
   for (const side of sides) {
     if (side.rateLimitHeader === null) parts.push(`warning: ${side.role} answered without x-ratelimit-limit-requests; its rate limiter may not have run`);
-    for (const [mode, r] of Object.entries(side.modes)) if (r.firstError !== null) parts.push(`${side.role} ${mode}: ${r.errors} errors, the first: ${r.firstError}`);
+    for (const [mode, r] of Object.entries(side.modes))
+      if (r.firstError !== null) parts.push(`${side.role} ${mode}: ${r.errors} errors, the first: ${r.firstError}`);
   }
   return parts.join('\n\n');
 }

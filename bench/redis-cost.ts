@@ -44,7 +44,14 @@ function readSettings(): RunSettings & { base: string; json: boolean } {
   if (modes.length === 0 || modes.some((m) => m !== 'json' && m !== 'sse')) throw new Error(`--modes must be json and/or sse; got ${values.modes}`);
   const connections = bounded('conns', values.conns, 1, 512);
   if (!Number.isInteger(connections)) throw new Error('--conns must be an integer');
-  return { base: values.base, json: values.json, connections, durS: bounded('dur', values.dur, 1, 120), warmS: bounded('warm', values.warm, 0, 60), modes: modes as Mode[] };
+  return {
+    base: values.base,
+    json: values.json,
+    connections,
+    durS: bounded('dur', values.dur, 1, 120),
+    warmS: bounded('warm', values.warm, 0, 60),
+    modes: modes as Mode[],
+  };
 }
 
 const USAGE = 'usage: node bench/redis-cost.ts [--base REV|none] [--conns N] [--dur S] [--warm S] [--modes json,sse] [--json]';
@@ -76,8 +83,17 @@ async function measureMode(stack: BenchStack, monitor: Redis, mode: Mode, name: 
     probe: () => sampleRedis(monitor),
   });
   const redis = costPer(run.before, run.after, run.completed);
-  const result = { completed: run.completed, windowS: run.windowS, perSecond: run.completed / run.windowS, errors: run.errors, firstError: run.firstError, redis };
-  process.stderr.write(`${result.perSecond.toFixed(0)}/s, ${redis.commands.toFixed(1)} commands, ${redis.scriptCalls.toFixed(2)} scripts, ${redis.cpuUs.toFixed(0)} µs Redis CPU, ${run.errors} errors\n`);
+  const result = {
+    completed: run.completed,
+    windowS: run.windowS,
+    perSecond: run.completed / run.windowS,
+    errors: run.errors,
+    firstError: run.firstError,
+    redis,
+  };
+  process.stderr.write(
+    `${result.perSecond.toFixed(0)}/s, ${redis.commands.toFixed(1)} commands, ${redis.scriptCalls.toFixed(2)} scripts, ${redis.cpuUs.toFixed(0)} µs Redis CPU, ${run.errors} errors\n`,
+  );
   return result;
 }
 

@@ -81,7 +81,13 @@ export function costPer(before: RedisSample, after: RedisSample, units: number):
   }
   byCommand.sort((a, b) => b.calls - a.calls);
   const cpuUs = ((after.cpuSeconds - before.cpuSeconds) * 1e6) / units;
-  return { commands: (after.totalCommands - before.totalCommands - infoCalls) / units, scriptCalls: scriptCalls / units, cpuUs, ceilingPerS: 1e6 / cpuUs, byCommand };
+  return {
+    commands: (after.totalCommands - before.totalCommands - infoCalls) / units,
+    scriptCalls: scriptCalls / units,
+    cpuUs,
+    ceilingPerS: 1e6 / cpuUs,
+    byCommand,
+  };
 }
 
 /**

@@ -36,7 +36,13 @@ export function readLoadSettings(values: { conns: string; dur: string; warm: str
     if (!Number.isInteger(value) || value < min || value > max) throw new Error(`--${name} must be an integer in [${min}, ${max}]; got ${raw}`);
     return value;
   };
-  return { connections: int('conns', values.conns, 1, 512), durS: int('dur', values.dur, 1, 120), warmS: int('warm', values.warm, 0, 60), rounds: int('rounds', values.rounds, 1, 10), json: values.json };
+  return {
+    connections: int('conns', values.conns, 1, 512),
+    durS: int('dur', values.dur, 1, 120),
+    warmS: int('warm', values.warm, 0, 60),
+    rounds: int('rounds', values.rounds, 1, 10),
+    json: values.json,
+  };
 }
 
 /** Forward in odd rounds and backward in even ones, so that drift weighs on each item alike. */
@@ -78,7 +84,21 @@ export interface Tally {
   firstError: string | null;
 }
 
-export const emptyTally = (): Tally => ({ completed: 0, windowS: 0, webS: 0, workerS: 0, redisS: 0, upstreamS: 0, clientS: 0, machineS: 0, commands: 0, scriptCalls: 0, byCommand: new Map(), errors: 0, firstError: null });
+export const emptyTally = (): Tally => ({
+  completed: 0,
+  windowS: 0,
+  webS: 0,
+  workerS: 0,
+  redisS: 0,
+  upstreamS: 0,
+  clientS: 0,
+  machineS: 0,
+  commands: 0,
+  scriptCalls: 0,
+  byCommand: new Map(),
+  errors: 0,
+  firstError: null,
+});
 
 async function sample(monitor: Redis, pids: { web: number; worker: number; upstream: number }): Promise<Sample> {
   const [redis, web, worker, upstream, client, machine] = await Promise.all([
@@ -169,10 +189,21 @@ export function costRow(name: string, r: RequestCost, reference: RequestCost | n
   const total = (x: RequestCost) => x.webUs + x.workerUs + x.redisUs;
   const vs = (pick: (x: RequestCost) => number) => (reference === null ? '' : num(ratio(reference && pick(reference), pick(r)), 2));
   return [
-    name, num(r.perSecond, 0), vs((x) => x.perSecond),
-    num(r.webUs, 0), vs((x) => x.webUs), num(r.workerUs, 0), vs((x) => x.workerUs),
-    num(r.redisCommands, 1), vs((x) => x.redisCommands), num(r.redisScriptCalls, 2), num(r.redisUs, 0), vs((x) => x.redisUs),
-    num(total(r), 0), vs(total),
-    String(r.errors), num(r.otherPercent, 0),
+    name,
+    num(r.perSecond, 0),
+    vs((x) => x.perSecond),
+    num(r.webUs, 0),
+    vs((x) => x.webUs),
+    num(r.workerUs, 0),
+    vs((x) => x.workerUs),
+    num(r.redisCommands, 1),
+    vs((x) => x.redisCommands),
+    num(r.redisScriptCalls, 2),
+    num(r.redisUs, 0),
+    vs((x) => x.redisUs),
+    num(total(r), 0),
+    vs(total),
+    String(r.errors),
+    num(r.otherPercent, 0),
   ];
 }

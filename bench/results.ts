@@ -42,7 +42,15 @@ export interface Memory {
 
 /** Everything one run measured. */
 export interface BenchResults {
-  settings: { durationS: number; warmupS: number; sequentialRequests: number; workers: number; workerConcurrency: number; upstreamConnections: number; cores: number };
+  settings: {
+    durationS: number;
+    warmupS: number;
+    sequentialRequests: number;
+    workers: number;
+    workerConcurrency: number;
+    upstreamConnections: number;
+    cores: number;
+  };
   cells: Cell[];
   precise: Precise[];
   sequentialErrors: { target: string; what: string; errors: number; firstError: string | null }[];
@@ -77,15 +85,32 @@ export function verdicts(results: BenchResults): Verdict[] {
     return p ? p.gateway.p50 - p.direct.p50 : Number.NaN;
   };
   const json = added('json latency');
-  out.push({ target: `added p50 @1, non-streaming <= ${TARGETS.addedJsonP50Ms} ms`, measured: `${fixed(json, 3)} ms`, met: judge(json, (v) => v <= TARGETS.addedJsonP50Ms) });
+  out.push({
+    target: `added p50 @1, non-streaming <= ${TARGETS.addedJsonP50Ms} ms`,
+    measured: `${fixed(json, 3)} ms`,
+    met: judge(json, (v) => v <= TARGETS.addedJsonP50Ms),
+  });
   const ttft = added('stream TTFT');
-  out.push({ target: `added p50 @1, time to first token <= ${TARGETS.addedTtftP50Ms} ms`, measured: `${fixed(ttft, 3)} ms`, met: judge(ttft, (v) => v <= TARGETS.addedTtftP50Ms) });
+  out.push({
+    target: `added p50 @1, time to first token <= ${TARGETS.addedTtftP50Ms} ms`,
+    measured: `${fixed(ttft, 3)} ms`,
+    met: judge(ttft, (v) => v <= TARGETS.addedTtftP50Ms),
+  });
   const jsonRps = cell(results, 'json', 64, 'gateway')?.rps ?? Number.NaN;
-  out.push({ target: `gateway completions/s @64 >= ${TARGETS.jsonRpsAt64}`, measured: fixed(jsonRps, 0), met: judge(jsonRps, (v) => v >= TARGETS.jsonRpsAt64) });
+  out.push({
+    target: `gateway completions/s @64 >= ${TARGETS.jsonRpsAt64}`,
+    measured: fixed(jsonRps, 0),
+    met: judge(jsonRps, (v) => v >= TARGETS.jsonRpsAt64),
+  });
   const streamRps = cell(results, 'stream', 64, 'gateway')?.rps ?? Number.NaN;
-  out.push({ target: `gateway streams/s @64 >= ${TARGETS.streamRpsAt64}`, measured: fixed(streamRps, 0), met: judge(streamRps, (v) => v >= TARGETS.streamRpsAt64) });
+  out.push({
+    target: `gateway streams/s @64 >= ${TARGETS.streamRpsAt64}`,
+    measured: fixed(streamRps, 0),
+    met: judge(streamRps, (v) => v >= TARGETS.streamRpsAt64),
+  });
   const errors =
-    results.cells.reduce((sum, c) => sum + c.errors + c.timeouts + c.non2xx + c.warmupFailures, 0) + results.sequentialErrors.reduce((sum, e) => sum + e.errors, 0);
+    results.cells.reduce((sum, c) => sum + c.errors + c.timeouts + c.non2xx + c.warmupFailures, 0) +
+    results.sequentialErrors.reduce((sum, e) => sum + e.errors, 0);
   out.push({ target: 'zero errors (non-2xx, socket errors, timeouts, bad streams)', measured: String(errors), met: errors === 0 });
   return out;
 }
@@ -134,7 +159,9 @@ export function formatReport(results: BenchResults): string {
   lines.push('');
   lines.push('memory (MiB)              RSS before load  peak VmHWM  VmRSS at end');
   for (const m of results.memory) {
-    lines.push(`${`${m.process} (pid ${m.pid})`.padEnd(26)} ${pad(fixed(m.startKb / 1024, 1), 15)} ${pad(fixed(m.peakKb / 1024, 1), 11)} ${pad(fixed(m.currentKb / 1024, 1), 13)}`);
+    lines.push(
+      `${`${m.process} (pid ${m.pid})`.padEnd(26)} ${pad(fixed(m.startKb / 1024, 1), 15)} ${pad(fixed(m.peakKb / 1024, 1), 11)} ${pad(fixed(m.currentKb / 1024, 1), 13)}`,
+    );
   }
   return lines.join('\n');
 }

@@ -50,8 +50,12 @@ export function checkAnswer(status: number, text: string, stream: boolean): void
   if (status !== 200) throw new Error(`status ${status}: ${text.slice(0, 200)}`);
   if (stream) {
     // The gateway numbers its events (`id: <seq>` before the data line, for Last-Event-ID resumes); the direct upstream does not.
-    const frames = text.split('\n\n').filter((frame) => frame !== '').map((frame) => frame.replace(/^id: \d+\n/, ''));
-    if (frames.length !== EXPECTED_STREAM_FRAMES || frames.at(-1) !== 'data: [DONE]') throw new Error(`stream had ${frames.length} frames: ${text.slice(0, 200)}`);
+    const frames = text
+      .split('\n\n')
+      .filter((frame) => frame !== '')
+      .map((frame) => frame.replace(/^id: \d+\n/, ''));
+    if (frames.length !== EXPECTED_STREAM_FRAMES || frames.at(-1) !== 'data: [DONE]')
+      throw new Error(`stream had ${frames.length} frames: ${text.slice(0, 200)}`);
   } else if (!text.includes('"choices"')) {
     throw new Error(`not a completion: ${text.slice(0, 200)}`);
   }
@@ -61,7 +65,10 @@ export function checkAnswer(status: number, text: string, stream: boolean): void
  * Sends `warmup` then `count` requests to each target, alternating so both see the same machine state;
  * stops early (with what it has) once `deadlineMs` has passed.
  */
-export async function measureSequential(targets: SequentialTarget[], options: { stream: boolean; warmup: number; count: number; deadlineMs: number }): Promise<Map<string, SequentialSamples>> {
+export async function measureSequential(
+  targets: SequentialTarget[],
+  options: { stream: boolean; warmup: number; count: number; deadlineMs: number },
+): Promise<Map<string, SequentialSamples>> {
   const deadline = Date.now() + options.deadlineMs;
   const pools = new Map(targets.map((t) => [t.name, new Pool(new URL(t.baseUrl).origin, { connections: 1, headersTimeout: 10_000, bodyTimeout: 10_000 })]));
   const samples = new Map(targets.map((t): [string, SequentialSamples] => [t.name, { totalMs: [], firstTokenMs: [], errors: 0, firstError: null }]));

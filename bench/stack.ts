@@ -75,7 +75,6 @@ async function importStore(root: string): Promise<{ store: StoreModule; keys: Ke
   };
 }
 
-
 async function waitFor<T>(what: string, proc: GatewayProcess, check: () => Promise<T | null>): Promise<T> {
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (Date.now() < deadline) {
@@ -126,7 +125,10 @@ export async function startUpstream(cpus?: string): Promise<BenchUpstream> {
   const upstream = spawnEntry('bench/upstream.ts', {}, ROOT, cpus);
   try {
     const url = await waitFor('upstream', upstream, async () => {
-      const line = upstream.output().split('\n').find((l) => l.startsWith('{"url"'));
+      const line = upstream
+        .output()
+        .split('\n')
+        .find((l) => l.startsWith('{"url"'));
       return line === undefined ? null : (JSON.parse(line) as { url: string }).url;
     });
     return { url, process: upstream, stop: () => stop(upstream) };
@@ -188,7 +190,9 @@ export async function startStack(options: StackOptions): Promise<BenchStack> {
     const origin = `http://127.0.0.1:${port}`;
     const web = spawnEntry('src/server.ts', { ...env, NODE_OPTIONS: options.nodeOptions.web }, root, options.cpus?.gateway);
     cleanups.push(() => stop(web));
-    const workers = Array.from({ length: options.workers }, () => spawnEntry('workers/main.ts', { ...env, NODE_OPTIONS: options.nodeOptions.worker }, root, options.cpus?.gateway));
+    const workers = Array.from({ length: options.workers }, () =>
+      spawnEntry('workers/main.ts', { ...env, NODE_OPTIONS: options.nodeOptions.worker }, root, options.cpus?.gateway),
+    );
     for (const worker of workers) cleanups.push(() => stop(worker));
     await waitFor('web', web, async () => ((await fetch(`${origin}/readyz`)).status === 200 ? true : null));
     // The worker logs "worker ready" only at info level; a completion that comes back proves one consumes jobs.

@@ -41,8 +41,9 @@ function completionBody(id: string): string {
 
 // The frames differ per stream only by id, so they are built from fixed halves around it.
 const CHUNK_HEAD = 'data: {"id":"';
-const CHUNK_TAILS = WORDS.map((word, i) =>
-  `","object":"chat.completion.chunk","created":${CREATED},"model":"${MODEL}","choices":[{"index":0,"delta":${JSON.stringify(i === 0 ? { role: 'assistant', content: word } : { content: word })},"finish_reason":${i === STREAM_CONTENT_CHUNKS - 1 ? '"stop"' : 'null'}}]}\n\n`,
+const CHUNK_TAILS = WORDS.map(
+  (word, i) =>
+    `","object":"chat.completion.chunk","created":${CREATED},"model":"${MODEL}","choices":[{"index":0,"delta":${JSON.stringify(i === 0 ? { role: 'assistant', content: word } : { content: word })},"finish_reason":${i === STREAM_CONTENT_CHUNKS - 1 ? '"stop"' : 'null'}}]}\n\n`,
 );
 const USAGE_TAIL = `","object":"chat.completion.chunk","created":${CREATED},"model":"${MODEL}","choices":[],"usage":${JSON.stringify(USAGE)}}\n\n`;
 const DONE = 'data: [DONE]\n\n';
@@ -61,7 +62,9 @@ const ANTHROPIC_HEAD = 'event: message_start\ndata: {"type":"message_start","mes
 const ANTHROPIC_START_TAIL = `","type":"message","role":"assistant","model":"${MODEL}","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":12,"output_tokens":1}}}\n\n`;
 const ANTHROPIC_EVENTS = [
   'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n',
-  ...WORDS.map((word) => `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":${JSON.stringify(word)}}}\n\n`),
+  ...WORDS.map(
+    (word) => `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":${JSON.stringify(word)}}}\n\n`,
+  ),
   'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n',
   `event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":${STREAM_CONTENT_CHUNKS}}}\n\n`,
   'event: message_stop\ndata: {"type":"message_stop"}\n\n',

@@ -41,8 +41,19 @@ const pick = <T>(weighted: Array<[T, number]>): T => {
   for (const [value, weight] of weighted) if ((r -= weight) < 0) return value;
   return (weighted.at(-1) as [T, number])[0];
 };
-const MODELS: Array<[string, number]> = [['fast', 0.5], ['smart', 0.25], ['mini', 0.15], ['vision', 0.07], ['reasoning', 0.03]];
-const FEATURES: Array<[string | null, number]> = [['chat', 0.4], ['search', 0.25], ['summarize', 0.15], [null, 0.2]];
+const MODELS: Array<[string, number]> = [
+  ['fast', 0.5],
+  ['smart', 0.25],
+  ['mini', 0.15],
+  ['vision', 0.07],
+  ['reasoning', 0.03],
+];
+const FEATURES: Array<[string | null, number]> = [
+  ['chat', 0.4],
+  ['search', 0.25],
+  ['summarize', 0.15],
+  [null, 0.2],
+];
 
 /** A record at a random time of [from, from + spanMs), for the main tenant or one of the others. */
 function usageRecord(from: number, spanMs: number): UsageRecord {
@@ -195,7 +206,9 @@ async function main(): Promise<void> {
   try {
     await repo.migrate();
     const rate = await load(repo);
-    console.log(`Loaded ${(MAIN_RECORDS + OTHER_RECORDS).toLocaleString('en')} records at ${Math.round(rate).toLocaleString('en')}/s (insertMany, ${BATCH} per batch, ${PARALLEL_BATCHES} in parallel)`);
+    console.log(
+      `Loaded ${(MAIN_RECORDS + OTHER_RECORDS).toLocaleString('en')} records at ${Math.round(rate).toLocaleString('en')}/s (insertMany, ${BATCH} per batch, ${PARALLEL_BATCHES} in parallel)`,
+    );
     // Settles the visibility map as autovacuum would on this insert-only table, so it cannot start mid-measurement.
     await runSql(url.toString(), 'VACUUM (ANALYZE) usage_records');
     console.log((await timeQueries(repo)).join('\n'));

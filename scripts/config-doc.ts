@@ -51,7 +51,8 @@ export function renderConfigDoc(schema: TSchema = EnvSchema): string {
   const properties = schema.properties as Record<string, TSchema>;
   const required = new Set<string>((schema.required as string[] | undefined) ?? []);
   const rows = Object.entries(properties).map(
-    ([name, property]) => `| \`${name}\` | ${defaultOf(property, required.has(name))} | ${cell(acceptedOf(property))} | ${cell(String(property.description ?? ''))} |`,
+    ([name, property]) =>
+      `| \`${name}\` | ${defaultOf(property, required.has(name))} | ${cell(acceptedOf(property))} | ${cell(String(property.description ?? ''))} |`,
   );
   return `${PREAMBLE}${rows.join('\n')}\n`;
 }

@@ -60,13 +60,17 @@ try {
   process.stdout.write(banner(address, await issueDevKeys(web.repository)));
   process.off('SIGINT', exitOnSignal).off('SIGTERM', exitOnSignal);
   // Web drains, then the worker: each may use its whole grace period. Store and Redis go last.
-  onShutdown(async () => {
-    await web.close();
-    await worker.close();
-    await tracing.shutdown();
-    await store.stop();
-    await redis.stop();
-  }, 2 * config.env.SHUTDOWN_GRACE_MS + SHUTDOWN_MARGIN_MS, log);
+  onShutdown(
+    async () => {
+      await web.close();
+      await worker.close();
+      await tracing.shutdown();
+      await store.stop();
+      await redis.stop();
+    },
+    2 * config.env.SHUTDOWN_GRACE_MS + SHUTDOWN_MARGIN_MS,
+    log,
+  );
 } catch (error) {
   if (error instanceof DevSetupError) {
     process.stderr.write(error.lines.map((line) => `dev: ${line}\n`).join(''));

@@ -19,12 +19,20 @@ export function parseWindow(value: string): BudgetWindow {
 /** Parses a whole number in [`min`, `max`] for option `name`; UsageError otherwise. */
 export function parseCount(name: string, value: string, min: number, max: number): number {
   const count = /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!Number.isSafeInteger(count) || count < min || count > max) throw new UsageError(`--${name} must be a whole number from ${min} to ${max}; got '${value}'.`);
+  if (!Number.isSafeInteger(count) || count < min || count > max)
+    throw new UsageError(`--${name} must be a whole number from ${min} to ${max}; got '${value}'.`);
   return count;
 }
 
 /** `budgets create`: prints the new policy's id. */
-export async function createBudgetCommand(ctx: CliContext, tenantId: string, window: BudgetWindow, limitMicros: number, feature: string | undefined, io: CliOutput): Promise<void> {
+export async function createBudgetCommand(
+  ctx: CliContext,
+  tenantId: string,
+  window: BudgetWindow,
+  limitMicros: number,
+  feature: string | undefined,
+  io: CliOutput,
+): Promise<void> {
   const policy = await createBudgetPolicy(ctx.budgetAdmin(), tenantId, { window, limit_micros: limitMicros, feature: feature ?? null }, BY_CLI);
   io.out(policy.id);
   io.err(`created ${window} budget of ${limitMicros} micro-units for tenant ${tenantId}${feature ? ` (feature ${feature})` : ''}`);
@@ -52,9 +60,25 @@ export async function topUpCommand(ctx: CliContext, tenantId: string, amountMicr
 }
 
 /** `plan set`: the tenant's rate limits and queue cap (an option left out uses the configured default; 0 means no limit). */
-export async function setPlanCommand(ctx: CliContext, tenantId: string, limits: { rpm?: number; tpm?: number; keyRpm?: number; keyTpm?: number; maxQueued?: number }, io: CliOutput): Promise<void> {
+export async function setPlanCommand(
+  ctx: CliContext,
+  tenantId: string,
+  limits: { rpm?: number; tpm?: number; keyRpm?: number; keyTpm?: number; maxQueued?: number },
+  io: CliOutput,
+): Promise<void> {
   if (!(await ctx.repo.tenants.get(tenantId))) throw new Error(`Tenant '${tenantId}' does not exist.`);
-  await setTenantPlan(ctx.budgetAdmin(), tenantId, { requests_per_minute: limits.rpm ?? null, tokens_per_minute: limits.tpm ?? null, key_requests_per_minute: limits.keyRpm ?? null, key_tokens_per_minute: limits.keyTpm ?? null, max_queued: limits.maxQueued ?? null }, BY_CLI);
+  await setTenantPlan(
+    ctx.budgetAdmin(),
+    tenantId,
+    {
+      requests_per_minute: limits.rpm ?? null,
+      tokens_per_minute: limits.tpm ?? null,
+      key_requests_per_minute: limits.keyRpm ?? null,
+      key_tokens_per_minute: limits.keyTpm ?? null,
+      max_queued: limits.maxQueued ?? null,
+    },
+    BY_CLI,
+  );
   io.err(`set the plan of tenant ${tenantId}`);
 }
 

@@ -39,7 +39,7 @@ export function createCliContext(repo: Repository, config: CliConfig): CliContex
     audit,
     async promptAdmin(warn) {
       const catalog = config.catalogPath ? await loadCatalogFile(config.catalogPath) : null;
-      if (!catalog) warn('CATALOG is not set: the prompt\'s model is not checked against the catalog.');
+      if (!catalog) warn("CATALOG is not set: the prompt's model is not checked against the catalog.");
       return {
         repository: repo,
         catalog,
@@ -54,7 +54,8 @@ export function createCliContext(repo: Repository, config: CliConfig): CliContex
       // A top-up must reach the live balance in Redis as well as the store, or it would not count until a rebuild.
       const target = config.redis;
       if (!target) throw new Error('REDIS_URL or REDIS_CLUSTER_NODES must be set for budgets, credits and plans: they take effect through Redis.');
-      const ledger = async () => new BudgetLedger({ redis: defineScripts(await connect(target)), keys, spend: storeSpendSource(repo), reservationTtlMs: 60_000 });
+      const ledger = async () =>
+        new BudgetLedger({ redis: defineScripts(await connect(target)), keys, spend: storeSpendSource(repo), reservationTtlMs: 60_000 });
       return {
         repository: repo,
         audit,

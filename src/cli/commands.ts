@@ -22,9 +22,7 @@ export interface CliOutput {
 /** Checks a tenant id against TENANT_ID_PATTERN; throws UsageError otherwise. */
 export function assertTenantId(id: string): void {
   if (!TENANT_ID_PATTERN.test(id)) {
-    throw new UsageError(
-      `Invalid tenant id '${id}': use 1-63 characters of a-z, 0-9, '_' and '-', starting with a letter or digit.`,
-    );
+    throw new UsageError(`Invalid tenant id '${id}': use 1-63 characters of a-z, 0-9, '_' and '-', starting with a letter or digit.`);
   }
 }
 
@@ -46,7 +44,8 @@ export async function createTenantCommand(ctx: CliContext, id: string, name: str
 /** Parses `--expires-at`: an ISO 8601 date and time in the future; throws UsageError otherwise. */
 export function parseExpiresAt(value: string, now = Date.now()): Date {
   const expiresAt = new Date(value);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(expiresAt.getTime())) throw new UsageError(`Invalid --expires-at '${value}': use an ISO 8601 date and time, e.g. 2030-01-31T00:00:00Z.`);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(expiresAt.getTime()))
+    throw new UsageError(`Invalid --expires-at '${value}': use an ISO 8601 date and time, e.g. 2030-01-31T00:00:00Z.`);
   if (expiresAt.getTime() <= now) throw new UsageError(`Invalid --expires-at '${value}': it must lie in the future.`);
   return expiresAt;
 }
@@ -61,7 +60,16 @@ export interface KeyOptions {
 export async function createKeyCommand(ctx: CliContext, tenantId: string, role: Role, options: KeyOptions, io: CliOutput): Promise<void> {
   const key = generateApiKey();
   await ctx.repo.apiKeys.create({ id: key.id, tenantId, role, secretHash: key.secretHash, name: options.name, expiresAt: options.expiresAt });
-  await ctx.audit(auditEvent({ tenantId, actor: 'cli', action: 'key.created', target: key.id, outcome: 'success', details: { role, name: options.name, expires_at: options.expiresAt?.toISOString() ?? null } }));
+  await ctx.audit(
+    auditEvent({
+      tenantId,
+      actor: 'cli',
+      action: 'key.created',
+      target: key.id,
+      outcome: 'success',
+      details: { role, name: options.name, expires_at: options.expiresAt?.toISOString() ?? null },
+    }),
+  );
   io.out(key.secret);
   io.err(`created key ${key.id} for tenant ${tenantId} (role ${role})`);
 }
@@ -79,10 +87,22 @@ export async function revokeKeyCommand(ctx: CliContext, keyId: string, io: CliOu
 export function formatKeyTable(keys: readonly ApiKeyRecord[]): string[] {
   const rows = [
     ['ID', 'ROLE', 'CREATED', 'REVOKED', 'EXPIRES', 'NAME'],
-    ...keys.map((key) => [key.id, key.role, key.createdAt.toISOString(), key.revokedAt?.toISOString() ?? '-', key.expiresAt?.toISOString() ?? '-', key.name ?? '-']),
+    ...keys.map((key) => [
+      key.id,
+      key.role,
+      key.createdAt.toISOString(),
+      key.revokedAt?.toISOString() ?? '-',
+      key.expiresAt?.toISOString() ?? '-',
+      key.name ?? '-',
+    ]),
   ];
   const widths = [0, 1, 2, 3, 4].map((column) => Math.max(...rows.map((row) => row[column]?.length ?? 0)));
-  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ').trimEnd());
+  return rows.map((row) =>
+    row
+      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 /** `keys list`: prints the tenant's keys, oldest first. */

@@ -6,7 +6,17 @@ import { createCliContext, type CliContext } from './cli-context.ts';
 import { activatePromptCommand, createPromptCommand, listPromptVersionsCommand, verifyAuditCommand } from './prompt-commands.ts';
 import { MAX_MICROS } from '../domain/budget/budget-admin.ts';
 import { MAX_STORED_INTEGER } from '../infra/store/limits.ts';
-import { createBudgetCommand, deleteBudgetCommand, listBudgetsCommand, parseCount, parsePiiPolicy, parseWindow, setPiiCommand, setPlanCommand, topUpCommand } from './budget-commands.ts';
+import {
+  createBudgetCommand,
+  deleteBudgetCommand,
+  listBudgetsCommand,
+  parseCount,
+  parsePiiPolicy,
+  parseWindow,
+  setPiiCommand,
+  setPlanCommand,
+  topUpCommand,
+} from './budget-commands.ts';
 import {
   UsageError,
   assertTenantId,
@@ -66,7 +76,25 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-const STRING_OPTIONS = ['name', 'tenant', 'role', 'file', 'version', 'window', 'limit', 'feature', 'expires-at', 'amount', 'rpm', 'tpm', 'key-rpm', 'key-tpm', 'max-queued', 'mode', 'critical'] as const;
+const STRING_OPTIONS = [
+  'name',
+  'tenant',
+  'role',
+  'file',
+  'version',
+  'window',
+  'limit',
+  'feature',
+  'expires-at',
+  'amount',
+  'rpm',
+  'tpm',
+  'key-rpm',
+  'key-tpm',
+  'max-queued',
+  'mode',
+  'critical',
+] as const;
 type OptionName = (typeof STRING_OPTIONS)[number] | 'activate';
 type Options = Partial<Record<(typeof STRING_OPTIONS)[number], string>> & { activate?: boolean };
 type Command = (ctx: CliContext, io: CliOutput) => Promise<void>;
@@ -105,7 +133,15 @@ const COMMANDS: readonly CommandSpec[] = [
       return (ctx, io) => createKeyCommand(ctx, tenant, role, { name: options.name || null, expiresAt }, io);
     },
   },
-  { words: 'keys revoke', args: 1, options: [], build: ([keyId = '']) => (ctx, io) => revokeKeyCommand(ctx, keyId, io) },
+  {
+    words: 'keys revoke',
+    args: 1,
+    options: [],
+    build:
+      ([keyId = '']) =>
+      (ctx, io) =>
+        revokeKeyCommand(ctx, keyId, io),
+  },
   {
     words: 'keys list',
     args: 0,
@@ -199,8 +235,15 @@ const COMMANDS: readonly CommandSpec[] = [
     options: ['tenant', 'rpm', 'tpm', 'key-rpm', 'key-tpm', 'max-queued'],
     build: (_args, options) => {
       const tenant = required(options, 'tenant');
-      const count = (name: 'rpm' | 'tpm' | 'key-rpm' | 'key-tpm' | 'max-queued', min: number) => (options[name] === undefined ? undefined : parseCount(name, options[name], min, MAX_STORED_INTEGER));
-      const limits = { rpm: count('rpm', 0), tpm: count('tpm', 0), keyRpm: count('key-rpm', 0), keyTpm: count('key-tpm', 0), maxQueued: count('max-queued', 1) };
+      const count = (name: 'rpm' | 'tpm' | 'key-rpm' | 'key-tpm' | 'max-queued', min: number) =>
+        options[name] === undefined ? undefined : parseCount(name, options[name], min, MAX_STORED_INTEGER);
+      const limits = {
+        rpm: count('rpm', 0),
+        tpm: count('tpm', 0),
+        keyRpm: count('key-rpm', 0),
+        keyTpm: count('key-tpm', 0),
+        maxQueued: count('max-queued', 1),
+      };
       return (ctx, io) => setPlanCommand(ctx, tenant, limits, io);
     },
   },

@@ -44,7 +44,8 @@ function defaultDatabaseUrl(pgPort: string | undefined): URL {
   const url = new URL(DEV_DATABASE_URL);
   if (pgPort === undefined || pgPort === '') return url;
   const port = Number(pgPort);
-  if (!/^\d+$/.test(pgPort) || port < 1 || port > 65_535) throw new DevSetupError(`PGPORT is ${JSON.stringify(pgPort)}, not a port number.`, 'Set it to the port of your PostgreSQL, or unset it (5432).');
+  if (!/^\d+$/.test(pgPort) || port < 1 || port > 65_535)
+    throw new DevSetupError(`PGPORT is ${JSON.stringify(pgPort)}, not a port number.`, 'Set it to the port of your PostgreSQL, or unset it (5432).');
   url.port = String(port);
   return url;
 }

@@ -25,7 +25,11 @@ export function claimPidFile(path: string, what: string): () => void {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error;
       const holder = Number(readFileSync(path, 'utf8'));
-      if (running(holder)) throw new DevSetupError(`${what} is in use by another process (pid ${holder}).`, `Stop that one first (or, if pid ${holder} is not a dev, delete ${path}).`);
+      if (running(holder))
+        throw new DevSetupError(
+          `${what} is in use by another process (pid ${holder}).`,
+          `Stop that one first (or, if pid ${holder} is not a dev, delete ${path}).`,
+        );
       rmSync(path, { force: true });
     }
   }

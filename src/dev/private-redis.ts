@@ -67,7 +67,22 @@ export async function startPrivateRedis(dir: string): Promise<PrivateRedis> {
   await mkdir(dir, { recursive: true });
   const port = await freePort();
   const log = join(dir, 'redis.log');
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction', '--dir', dir, '--logfile', log];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--maxmemory-policy',
+    'noeviction',
+    '--dir',
+    dir,
+    '--logfile',
+    log,
+  ];
   // Its own process group: a Ctrl-C in the terminal reaches dev alone, which drains its
   // requests on this Redis before stopping it.
   const child = spawn('redis-server', args, { detached: true, stdio: 'ignore' });

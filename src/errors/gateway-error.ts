@@ -1,11 +1,7 @@
 /** The one error hierarchy: every failure the gateway reports is a GatewayError leaf. */
 
 /** The `type` values the spec allows in the envelope. */
-export type ErrorType =
-  | 'invalid_request_error'
-  | 'authentication_error'
-  | 'rate_limit_error'
-  | 'api_error';
+export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'rate_limit_error' | 'api_error';
 
 /** Base of every error that maps to the public envelope. */
 export class GatewayError extends Error {
@@ -98,7 +94,9 @@ export class HeadersTooLargeError extends GatewayError {
 /** 415 `unsupported_media_type`: the body is not sent as JSON. */
 export class UnsupportedMediaTypeError extends GatewayError {
   constructor(contentType: string) {
-    super(415, 'invalid_request_error', 'unsupported_media_type', `Content-Type '${contentType}' is not supported; send application/json.`, { param: 'Content-Type' });
+    super(415, 'invalid_request_error', 'unsupported_media_type', `Content-Type '${contentType}' is not supported; send application/json.`, {
+      param: 'Content-Type',
+    });
   }
 }
 
@@ -183,7 +181,13 @@ export class WrongModelModeError extends GatewayError {
 /** 400 `model_selection_unavailable`: `"model": "auto"` is planned, not available. */
 export class AutoModelUnavailableError extends GatewayError {
   constructor() {
-    super(400, 'invalid_request_error', 'model_selection_unavailable', "Automatic model selection ('auto') is not available yet; send a concrete catalog alias such as 'svc-standard'.", { param: 'model' });
+    super(
+      400,
+      'invalid_request_error',
+      'model_selection_unavailable',
+      "Automatic model selection ('auto') is not available yet; send a concrete catalog alias such as 'svc-standard'.",
+      { param: 'model' },
+    );
   }
 }
 
@@ -198,14 +202,26 @@ export class UnknownPromptError extends GatewayError {
 /** 400 `idempotency_key_invalid`: empty, or longer than the spec's 255 characters. */
 export class IdempotencyKeyInvalidError extends GatewayError {
   constructor(length: number) {
-    super(400, 'invalid_request_error', 'idempotency_key_invalid', length === 0 ? 'The Idempotency-Key header is empty.' : `The Idempotency-Key header has ${length} characters; at most 255 are allowed.`, { param: 'Idempotency-Key' });
+    super(
+      400,
+      'invalid_request_error',
+      'idempotency_key_invalid',
+      length === 0 ? 'The Idempotency-Key header is empty.' : `The Idempotency-Key header has ${length} characters; at most 255 are allowed.`,
+      { param: 'Idempotency-Key' },
+    );
   }
 }
 
 /** 422 `idempotency_key_reused`: the key was used with a different request. */
 export class IdempotencyKeyReusedError extends GatewayError {
   constructor() {
-    super(422, 'invalid_request_error', 'idempotency_key_reused', 'This Idempotency-Key was already used with a different request body; use a new key for a new request.', { param: 'Idempotency-Key' });
+    super(
+      422,
+      'invalid_request_error',
+      'idempotency_key_reused',
+      'This Idempotency-Key was already used with a different request body; use a new key for a new request.',
+      { param: 'Idempotency-Key' },
+    );
   }
 }
 
@@ -228,7 +244,13 @@ export class PiiDetectedError extends GatewayError {
   readonly categories: string[];
   /** `params`: where the data is, as the client names the fields (`messages[2].content`, `input[0]`…). */
   constructor(categories: string[], params: string[]) {
-    super(422, 'invalid_request_error', 'pii_detected', `The request contains personal or secret data this tenant's policy blocks (${categories.join(', ')}) in ${params.join(', ')}.`, { param: params[0] ?? null });
+    super(
+      422,
+      'invalid_request_error',
+      'pii_detected',
+      `The request contains personal or secret data this tenant's policy blocks (${categories.join(', ')}) in ${params.join(', ')}.`,
+      { param: params[0] ?? null },
+    );
     this.categories = categories;
   }
 }
@@ -244,14 +266,22 @@ export class UnsupportedParameterError extends GatewayError {
 /** 422 `context_length_exceeded`. */
 export class ContextLengthExceededError extends GatewayError {
   constructor(model: string, promptTokens: number, maxTokens: number, window: number) {
-    super(422, 'invalid_request_error', 'context_length_exceeded', `The prompt (${promptTokens} tokens) plus max_tokens (${maxTokens}) exceeds the context window of '${model}' (${window} tokens).`, { param: 'messages' });
+    super(
+      422,
+      'invalid_request_error',
+      'context_length_exceeded',
+      `The prompt (${promptTokens} tokens) plus max_tokens (${maxTokens}) exceeds the context window of '${model}' (${window} tokens).`,
+      { param: 'messages' },
+    );
   }
 }
 
 /** 422 `context_length_exceeded`: one input of an embeddings request is longer than the model takes. */
 export class InputTooLongError extends GatewayError {
   constructor(model: string, param: string, tokens: number, window: number) {
-    super(422, 'invalid_request_error', 'context_length_exceeded', `'${param}' (${tokens} tokens) exceeds the input length of '${model}' (${window} tokens).`, { param });
+    super(422, 'invalid_request_error', 'context_length_exceeded', `'${param}' (${tokens} tokens) exceeds the input length of '${model}' (${window} tokens).`, {
+      param,
+    });
   }
 }
 
@@ -266,7 +296,9 @@ export class ProviderRejectedRequestError extends GatewayError {
     // A code the spec gives a status keeps it: a provider's 400 context_length_exceeded is our 422.
     const status = options.status === 422 || code === 'context_length_exceeded' ? 422 : 400;
     const detail = options.upstreamMessage ?? 'no message';
-    super(status, 'invalid_request_error', code, `The provider of '${options.model}' rejected the request (HTTP ${options.status}): ${detail}`, { param: options.param });
+    super(status, 'invalid_request_error', code, `The provider of '${options.model}' rejected the request (HTTP ${options.status}): ${detail}`, {
+      param: options.param,
+    });
   }
 }
 
@@ -287,7 +319,9 @@ export class ProviderTimeoutError extends GatewayError {
 /** 503 `queue_timeout`: no worker picked the job up before the deadline. */
 export class QueueTimeoutError extends GatewayError {
   constructor(deadlineMs: number, retryAfterSeconds: number) {
-    super(503, 'api_error', 'queue_timeout', `No worker picked the request up within ${deadlineMs} ms; retry after ${retryAfterSeconds} s.`, { retryAfterSeconds });
+    super(503, 'api_error', 'queue_timeout', `No worker picked the request up within ${deadlineMs} ms; retry after ${retryAfterSeconds} s.`, {
+      retryAfterSeconds,
+    });
   }
 }
 

@@ -5,7 +5,12 @@ import { GatewayError, InternalError } from './gateway-error.ts';
 export const ErrorEnvelopeSchema = Type.Object(
   {
     error: Type.Object({
-      type: Type.Union([Type.Literal('invalid_request_error'), Type.Literal('authentication_error'), Type.Literal('rate_limit_error'), Type.Literal('api_error')]),
+      type: Type.Union([
+        Type.Literal('invalid_request_error'),
+        Type.Literal('authentication_error'),
+        Type.Literal('rate_limit_error'),
+        Type.Literal('api_error'),
+      ]),
       code: Type.String({ description: 'Machine-readable sub-code, e.g. `rate_limit_exceeded`, `model_not_found`.' }),
       message: Type.String(),
       param: Type.Union([Type.String(), Type.Null()], { description: 'The offending parameter, null when none applies.' }),
@@ -37,7 +42,18 @@ export function toEnvelope(error: GatewayError, requestId: string): ErrorEnvelop
   };
 }
 
-const ANTHROPIC_ERROR_TYPES = ['invalid_request_error', 'authentication_error', 'billing_error', 'permission_error', 'not_found_error', 'request_too_large', 'rate_limit_error', 'overloaded_error', 'timeout_error', 'api_error'] as const;
+const ANTHROPIC_ERROR_TYPES = [
+  'invalid_request_error',
+  'authentication_error',
+  'billing_error',
+  'permission_error',
+  'not_found_error',
+  'request_too_large',
+  'rate_limit_error',
+  'overloaded_error',
+  'timeout_error',
+  'api_error',
+] as const;
 
 /** Anthropic's error body, answered on its Messages API (the OpenAPI document's `AnthropicErrorEnvelope`). */
 export const AnthropicErrorEnvelopeSchema = Type.Object(

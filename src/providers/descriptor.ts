@@ -77,7 +77,8 @@ export const ReasoningEffortSchema = Type.Union(REASONING_EFFORTS.map((effort) =
 /** The effort of a request (or its model's default); null for none; 400 `invalid_value` naming `reasoning_effort` for one not in REASONING_EFFORTS. */
 export function reasoningEffortOf(value: string | null | undefined): ReasoningEffort | null {
   if (value === undefined || value === null) return null;
-  if (!(REASONING_EFFORTS as readonly string[]).includes(value)) throw new InvalidValueError('reasoning_effort', `reasoning_effort must be one of ${REASONING_EFFORTS.join(', ')}.`);
+  if (!(REASONING_EFFORTS as readonly string[]).includes(value))
+    throw new InvalidValueError('reasoning_effort', `reasoning_effort must be one of ${REASONING_EFFORTS.join(', ')}.`);
   return value as ReasoningEffort;
 }
 

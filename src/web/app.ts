@@ -87,7 +87,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestTimeout: env.CLIENT_REQUEST_TIMEOUT_MS,
     // Node checks those limits every connectionsCheckingInterval (30 s by default): a trickling
     // client would hold its connection that much longer than it may.
-    http: { headersTimeout: Math.min(env.CLIENT_HEADERS_TIMEOUT_MS, env.CLIENT_REQUEST_TIMEOUT_MS), connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS },
+    http: {
+      headersTimeout: Math.min(env.CLIENT_HEADERS_TIMEOUT_MS, env.CLIENT_REQUEST_TIMEOUT_MS),
+      connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
+    },
     connectionTimeout: 0,
     keepAliveTimeout: 72_000,
     return503OnClosing: false,
@@ -108,7 +111,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(errorsPlugin, { bodyLimit: env.BODY_LIMIT_BYTES });
   await app.register(requestBoundsPlugin);
-  await app.register(authPlugin, { authenticator: deps.authenticator, audit: deps.audit, operatorTenant: env.OPERATOR_TENANT, permissions: permissionsOf(deps.operations) });
+  await app.register(authPlugin, {
+    authenticator: deps.authenticator,
+    audit: deps.audit,
+    operatorTenant: env.OPERATOR_TENANT,
+    permissions: permissionsOf(deps.operations),
+  });
   await app.register(openapiPlugin, { operations: deps.operations });
   await app.register(healthRoutes, { dependencies: deps.dependencies });
   for (const operation of deps.operations) await app.register(operationRoutes, { operation, ports: deps.requests, bodyLimit: env.BODY_LIMIT_BYTES });

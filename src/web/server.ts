@@ -10,11 +10,15 @@ try {
   const tracing = await startTracing(config.env, 'llm-gateway-web', log);
   const web = await startWebTier(config, log, tracing);
   await web.app.listen({ port: config.env.PORT, host: config.env.HOST });
-  onShutdown(async (signal) => {
-    log.info({ signal }, 'stopping web');
-    await web.close();
-    await tracing.shutdown();
-  }, config.env.SHUTDOWN_GRACE_MS + SHUTDOWN_MARGIN_MS, log);
+  onShutdown(
+    async (signal) => {
+      log.info({ signal }, 'stopping web');
+      await web.close();
+      await tracing.shutdown();
+    },
+    config.env.SHUTDOWN_GRACE_MS + SHUTDOWN_MARGIN_MS,
+    log,
+  );
 } catch (error) {
   log.fatal({ err: error }, `web failed to start: ${(error as Error).message}`);
   process.exit(1);

@@ -115,7 +115,10 @@ function admissionOf(commands: ScriptedRedis, keys: RedisKeys, ledger: BudgetLed
 /** The defaults of admission where a tenant's plan sets none. */
 function admissionDefaultsOf(env: Env): AdmissionDefaults {
   return {
-    rateLimits: { tenant: { requestsPerMinute: env.TENANT_RPM, tokensPerMinute: env.TENANT_TPM }, key: { requestsPerMinute: env.KEY_RPM, tokensPerMinute: env.KEY_TPM } },
+    rateLimits: {
+      tenant: { requestsPerMinute: env.TENANT_RPM, tokensPerMinute: env.TENANT_TPM },
+      key: { requestsPerMinute: env.KEY_RPM, tokensPerMinute: env.KEY_TPM },
+    },
     maxQueued: env.TENANT_MAX_QUEUED,
   };
 }
@@ -133,7 +136,11 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
   const replies = new ReplyChannel({ subscriber, commands, keys, instanceId: ulid().toLowerCase(), silenceMs: 2_000, log });
   await replies.start();
   const queues = Array.from({ length: keys.queueShards }, (_, shard) => {
-    const queue = new Queue<JobBatch>(REQUEST_QUEUE, { connection: commands, prefix: keys.queuePrefix(shard), streams: { events: { maxLen: QUEUE_EVENTS_MAX_LEN } } });
+    const queue = new Queue<JobBatch>(REQUEST_QUEUE, {
+      connection: commands,
+      prefix: keys.queuePrefix(shard),
+      streams: { events: { maxLen: QUEUE_EVENTS_MAX_LEN } },
+    });
     queue.on('error', onRedisError);
     return queue;
   });
@@ -142,7 +149,8 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
   const ledger = new BudgetLedger({ redis: commands, keys, spend: storeSpendSource(repository), reservationTtlMs: env.REQUEST_TIMEOUT_MS + 60_000 });
   // Series are kept only where something can read them.
   const registry = env.METRICS_PORT === undefined ? null : createMetricsRegistry();
-  const metrics = registry && new WebMetrics(registry, { tenants: env.METRICS_TENANTS, models: new Set([...Object.keys(catalog.models), ...Object.keys(catalog.tiers)]) });
+  const metrics =
+    registry && new WebMetrics(registry, { tenants: env.METRICS_TENANTS, models: new Set([...Object.keys(catalog.models), ...Object.keys(catalog.tiers)]) });
   if (registry) registerBacklogGauges(registry, { queues, redis: commands, keys, store: repository });
   const dependencies: Dependency[] = [
     pinged('redis', () => commands.ping()),
@@ -162,7 +170,8 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
     settings: new TenantSettingsCache(repository, env.PII_DEFAULT_MODE, env.SETTINGS_CACHE_TTL_MS),
     admission: admissionOf(commands, keys, ledger, log),
     dispatch: (job, options) => dispatcher.dispatch({ ...job, replyChannel: replies.channel }, options),
-    follow: (tenantId, requestId, afterSeq, finished) => followEvents(commands, keys, tenantId, requestId, afterSeq, { pollMs: FOLLOW_POLL_MS, timeoutMs: env.REQUEST_TIMEOUT_MS, finished }),
+    follow: (tenantId, requestId, afterSeq, finished) =>
+      followEvents(commands, keys, tenantId, requestId, afterSeq, { pollMs: FOLLOW_POLL_MS, timeoutMs: env.REQUEST_TIMEOUT_MS, finished }),
     audit,
     sse: { keepAliveMs: env.SSE_KEEPALIVE_MS, maxBufferedBytes: env.SSE_MAX_BUFFERED_BYTES },
     metrics,
@@ -171,7 +180,11 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
   const connections: Connections = { commands, subscriber, keys, repository, catalog, audit };
   const { promptAdmin, budgetAdmin } = await adminServices(connections, requests.plan.prompts, requests.settings, ledger);
   const jwt = createJwtVerifier(env);
-  const authenticator = new Authenticator(new ApiKeyAuthenticator(repository, env.KEY_CACHE_TTL_MS), jwt, new TenantStatusCache(repository.tenants, env.KEY_CACHE_TTL_MS));
+  const authenticator = new Authenticator(
+    new ApiKeyAuthenticator(repository, env.KEY_CACHE_TTL_MS),
+    jwt,
+    new TenantStatusCache(repository.tenants, env.KEY_CACHE_TTL_MS),
+  );
   const { tenantAdmin, keyAdmin } = await accessAdminServices(connections, authenticator, env.OPERATOR_TENANT);
   let draining = false;
   const app = await buildApp({
@@ -195,7 +208,10 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
     draining: () => draining,
     queues,
   });
-  const ops = env.METRICS_PORT === undefined ? null : await startOpsListener(env.METRICS_HOST, env.METRICS_PORT, { dependencies, stopping: () => draining, metrics: registry });
+  const ops =
+    env.METRICS_PORT === undefined
+      ? null
+      : await startOpsListener(env.METRICS_HOST, env.METRICS_PORT, { dependencies, stopping: () => draining, metrics: registry });
   if (ops) log.info({ opsPort: ops.port }, 'operations listener ready');
 
   return {

@@ -38,11 +38,21 @@ export const ContentPartSchema = Type.Object(
     text: Type.Optional(Type.String()),
     image_url: Type.Optional(Type.Object({ url: Type.String({ minLength: 1 }), detail: Type.Optional(Type.String()) }, OPEN)),
     input_audio: Type.Optional(Type.Object({ data: Type.String(), format: Type.String() }, OPEN)),
-    file: Type.Optional(Type.Object({ file_data: Type.Optional(Type.String()), file_id: Type.Optional(Type.String()), filename: Type.Optional(Type.String()) }, OPEN)),
+    file: Type.Optional(
+      Type.Object({ file_data: Type.Optional(Type.String()), file_id: Type.Optional(Type.String()), filename: Type.Optional(Type.String()) }, OPEN),
+    ),
     refusal: Type.Optional(Type.String()),
     cache_control: Type.Optional(CacheControlSchema),
   },
-  { ...OPEN, allOf: [requiredWhen('type', ['text'], 'text'), requiredWhen('type', ['image_url'], 'image_url'), requiredWhen('type', ['input_audio'], 'input_audio'), requiredWhen('type', ['file'], 'file')] },
+  {
+    ...OPEN,
+    allOf: [
+      requiredWhen('type', ['text'], 'text'),
+      requiredWhen('type', ['image_url'], 'image_url'),
+      requiredWhen('type', ['input_audio'], 'input_audio'),
+      requiredWhen('type', ['file'], 'file'),
+    ],
+  },
 );
 
 /** A call the model made: `arguments` is JSON text. */
@@ -218,7 +228,10 @@ export const ChatCompletionSchema = Type.Object(
     created: Type.Integer(),
     model: Type.String(),
     choices: Type.Array(
-      Type.Object({ index: Type.Integer(), message: ResponseMessageSchema, finish_reason: Type.Union([Type.String(), Type.Null()]), logprobs: LogprobsSchema }, OPEN),
+      Type.Object(
+        { index: Type.Integer(), message: ResponseMessageSchema, finish_reason: Type.Union([Type.String(), Type.Null()]), logprobs: LogprobsSchema },
+        OPEN,
+      ),
     ),
     usage: Nullable(UsageSchema),
   },
@@ -257,7 +270,9 @@ export const ChatCompletionChunkSchema = Type.Object(
     object: Type.Literal('chat.completion.chunk'),
     created: Type.Integer(),
     model: Type.String(),
-    choices: Type.Array(Type.Object({ index: Type.Integer(), delta: ChunkDeltaSchema, finish_reason: Type.Union([Type.String(), Type.Null()]), logprobs: LogprobsSchema }, OPEN)),
+    choices: Type.Array(
+      Type.Object({ index: Type.Integer(), delta: ChunkDeltaSchema, finish_reason: Type.Union([Type.String(), Type.Null()]), logprobs: LogprobsSchema }, OPEN),
+    ),
     usage: Nullable(UsageSchema),
   },
   OPEN,

@@ -10,7 +10,12 @@ const Text = Type.String({ minLength: 1 });
 const Tokens = Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1 });
 
 /** What to embed: a text, texts, a token array, or token arrays. */
-export const EmbeddingInputSchema = Type.Union([Text, Type.Array(Text, { minItems: 1, maxItems: MAX_INPUTS }), Tokens, Type.Array(Tokens, { minItems: 1, maxItems: MAX_INPUTS })]);
+export const EmbeddingInputSchema = Type.Union([
+  Text,
+  Type.Array(Text, { minItems: 1, maxItems: MAX_INPUTS }),
+  Tokens,
+  Type.Array(Tokens, { minItems: 1, maxItems: MAX_INPUTS }),
+]);
 
 /** The fields of an embeddings request a worker forwards (every other field passes to OpenAI-compatible upstreams as sent). */
 export const EmbeddingsRequestFields = {
@@ -21,7 +26,10 @@ export const EmbeddingsRequestFields = {
 };
 
 /** The body of POST /v1/embeddings. */
-export const EmbeddingsBodySchema = Type.Object({ model: Type.String({ minLength: 1, maxLength: 256 }), ...EmbeddingsRequestFields }, { additionalProperties: true });
+export const EmbeddingsBodySchema = Type.Object(
+  { model: Type.String({ minLength: 1, maxLength: 256 }), ...EmbeddingsRequestFields },
+  { additionalProperties: true },
+);
 
 /** What a worker sends an upstream: the request without `model`, which each call sets. */
 export const EmbeddingsRequestSchema = Type.Object(EmbeddingsRequestFields, { additionalProperties: true });
@@ -39,7 +47,9 @@ export const EmbeddingsResponseSchema = Type.Object(
     object: Type.Literal('list'),
     data: Type.Array(EmbeddingSchema),
     model: Type.String(),
-    usage: Type.Optional(Type.Object({ prompt_tokens: Type.Integer({ minimum: 0 }), total_tokens: Type.Integer({ minimum: 0 }) }, { additionalProperties: true })),
+    usage: Type.Optional(
+      Type.Object({ prompt_tokens: Type.Integer({ minimum: 0 }), total_tokens: Type.Integer({ minimum: 0 }) }, { additionalProperties: true }),
+    ),
   },
   { additionalProperties: true },
 );

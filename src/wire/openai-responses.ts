@@ -119,7 +119,10 @@ export const RequestToolSchema = Type.Object(
  * says more than "must be a string".
  */
 export const RequestToolChoiceSchema = Type.Union([
-  Type.Object({ type: Type.String({ minLength: 1 }), name: Type.Optional(Type.String({ minLength: 1 })) }, { ...OPEN, allOf: [requiredWhen(['function'], ['name'])] }),
+  Type.Object(
+    { type: Type.String({ minLength: 1 }), name: Type.Optional(Type.String({ minLength: 1 })) },
+    { ...OPEN, allOf: [requiredWhen(['function'], ['name'])] },
+  ),
   Literals(['none', 'auto', 'required']),
 ]);
 
@@ -177,7 +180,9 @@ export const ResponsesRequestSchema = Type.Object(
     include: Nullable(Type.Array(Type.String())),
     truncation: Nullable(Literals(['auto', 'disabled'])),
     service_tier: Nullable(Type.String()),
-    prompt: Nullable(Type.Object({ id: Type.String(), version: Nullable(Type.String()), variables: Nullable(Type.Record(Type.String(), Type.Unknown())) }, OPEN)),
+    prompt: Nullable(
+      Type.Object({ id: Type.String(), version: Nullable(Type.String()), variables: Nullable(Type.Record(Type.String(), Type.Unknown())) }, OPEN),
+    ),
     max_tool_calls: Nullable(Type.Integer({ minimum: 1 })),
     top_logprobs: Nullable(Type.Integer({ minimum: 0, maximum: 20 })),
   },
@@ -191,7 +196,12 @@ export const ResponsesRequestSchema = Type.Object(
 const EmptyListSchema = Type.Tuple([]);
 
 /** Text of an answer. */
-export const OutputTextSchema = Type.Object({ type: Type.Literal('output_text'), text: Type.String(), annotations: EmptyListSchema, logprobs: EmptyListSchema });
+export const OutputTextSchema = Type.Object({
+  type: Type.Literal('output_text'),
+  text: Type.String(),
+  annotations: EmptyListSchema,
+  logprobs: EmptyListSchema,
+});
 /** A refusal of an answer. */
 export const OutputRefusalSchema = Type.Object({ type: Type.Literal('refusal'), refusal: Type.String() });
 /** Reasoning text of a reasoning item. */
@@ -314,8 +324,10 @@ export const ResponseSchema = Type.Object({
   metadata: MetadataSchema,
 });
 
-const lifecycleEvent = <T extends string>(type: T) => Type.Object({ type: Type.Literal(type), sequence_number: Type.Integer({ minimum: 0 }), response: ResponseSchema });
-const itemEvent = <T extends string>(type: T) => Type.Object({ type: Type.Literal(type), sequence_number: Type.Integer({ minimum: 0 }), output_index: Type.Integer({ minimum: 0 }), item: OutputItemSchema });
+const lifecycleEvent = <T extends string>(type: T) =>
+  Type.Object({ type: Type.Literal(type), sequence_number: Type.Integer({ minimum: 0 }), response: ResponseSchema });
+const itemEvent = <T extends string>(type: T) =>
+  Type.Object({ type: Type.Literal(type), sequence_number: Type.Integer({ minimum: 0 }), output_index: Type.Integer({ minimum: 0 }), item: OutputItemSchema });
 /** An event about a piece of content: `fields` are its own (delta, text…). */
 const contentEvent = <T extends string, P extends Record<string, TSchema>>(type: T, fields: P) =>
   Type.Object({
@@ -328,7 +340,13 @@ const contentEvent = <T extends string, P extends Record<string, TSchema>>(type:
   });
 const partEvent = <T extends string>(type: T) => contentEvent(type, { part: Type.Union([OutputTextSchema, OutputRefusalSchema, ReasoningTextSchema]) });
 const argumentsEvent = <T extends string, P extends Record<string, TSchema>>(type: T, fields: P) =>
-  Type.Object({ type: Type.Literal(type), sequence_number: Type.Integer({ minimum: 0 }), item_id: Type.String(), output_index: Type.Integer({ minimum: 0 }), ...fields });
+  Type.Object({
+    type: Type.Literal(type),
+    sequence_number: Type.Integer({ minimum: 0 }),
+    item_id: Type.String(),
+    output_index: Type.Integer({ minimum: 0 }),
+    ...fields,
+  });
 
 /**
  * The streaming events the gateway emits, as OpenAI names them; `sequence_number` counts from 0

@@ -81,7 +81,21 @@ async function finish(deps: ProcessorDeps, ctx: RequestRun, ending: Ending): Pro
   else await ctx.publisher.finishWithError(ending.error, requestEnding);
   deps.metrics?.finished(record);
   recordRunOutcome(deps.tracing, record, ctx.trace.attempts);
-  deps.log.info({ requestId: record.requestId, tenantId: record.tenantId, model: record.model, status: record.status, errorCode: record.errorCode, totalTokens: record.totalTokens, usageSource: record.usageSource, costMicros: record.costMicros, queueWaitMs: record.queueWaitMs, latencyMs: record.latencyMs }, 'completion finished');
+  deps.log.info(
+    {
+      requestId: record.requestId,
+      tenantId: record.tenantId,
+      model: record.model,
+      status: record.status,
+      errorCode: record.errorCode,
+      totalTokens: record.totalTokens,
+      usageSource: record.usageSource,
+      costMicros: record.costMicros,
+      queueWaitMs: record.queueWaitMs,
+      latencyMs: record.latencyMs,
+    },
+    'completion finished',
+  );
 }
 
 /** The client's error for a failed run, logged; a provider refusing our key is logged as the operator's problem it is. */
@@ -90,7 +104,10 @@ function failure(deps: ProcessorDeps, data: RequestJob, trace: RunTrace, error: 
   const model = trace.target?.alias ?? data.candidates[0] ?? data.requestedModel;
   const clientError = toClientError(error, { attempts, model, fallbackRetryAfterMs: backoffDelay(deps.policy, attempts, () => 0) });
   if (isUpstreamError(error) && error.kind === 'unauthorized') {
-    deps.log.error({ err: error, requestId: data.requestId, model }, `the provider of '${model}' refused the gateway's key (HTTP ${error.status}): check the model's api_key_env`);
+    deps.log.error(
+      { err: error, requestId: data.requestId, model },
+      `the provider of '${model}' refused the gateway's key (HTTP ${error.status}): check the model's api_key_env`,
+    );
   } else {
     deps.log.warn({ err: error, requestId: data.requestId, code: clientError.code }, 'completion failed');
   }
@@ -124,7 +141,13 @@ function operationOf(deps: ProcessorDeps, data: RequestJob): RequestOperation {
 }
 
 function requestRun(deps: ProcessorDeps, data: RequestJob, runner: Operation['runner'], publisher: EventPublisher, trace: RunTrace): RequestRun {
-  return { data, trace, publisher, startedAt: Date.now(), usage: () => resolveUsage(trace.reported, () => data.promptTokens ?? runner.countPrompt(data), trace.text) };
+  return {
+    data,
+    trace,
+    publisher,
+    startedAt: Date.now(),
+    usage: () => resolveUsage(trace.reported, () => data.promptTokens ?? runner.countPrompt(data), trace.text),
+  };
 }
 
 function targetsOf(deps: ProcessorDeps, data: RequestJob): ProviderTarget[] {
@@ -158,13 +181,19 @@ function runContext(deps: ProcessorDeps, run: RequestRun, signal: AbortSignal): 
     trace,
     attempt: (call, mayRetry) => {
       let previous: ProviderTarget | null = null;
-      return callWithRetries(targetsOf(deps, data), deps.policy, signal, (target, timeoutMs) => {
-        deps.metrics?.attempting(target, previous);
-        previous = target;
-        trace.target = target;
-        trace.attempts++;
-        return deps.metrics ? timedAttempt(deps.metrics, target, signal, () => call(target, timeoutMs)) : call(target, timeoutMs);
-      }, mayRetry);
+      return callWithRetries(
+        targetsOf(deps, data),
+        deps.policy,
+        signal,
+        (target, timeoutMs) => {
+          deps.metrics?.attempting(target, previous);
+          previous = target;
+          trace.target = target;
+          trace.attempts++;
+          return deps.metrics ? timedAttempt(deps.metrics, target, signal, () => call(target, timeoutMs)) : call(target, timeoutMs);
+        },
+        mayRetry,
+      );
     },
     emit: (...payloads) => {
       if (payloads.length === 0) return;
@@ -197,7 +226,16 @@ async function runRequest(deps: ProcessorDeps, data: RequestJob, runner: Operati
   // requests' events only serve gap repair, which needs them until shortly after the last one.
   const ttlMs = data.idempotencyKey ? IDEMPOTENCY_TTL_MS : deps.eventsTtlMs;
   const finalTtlMs = data.idempotencyKey ? IDEMPOTENCY_TTL_MS : deps.finishedEventsTtlMs;
-  const publisher = new EventPublisher({ redis: deps.redis, keys: deps.keys, tenantId: data.tenantId, requestId: data.requestId, channel: data.replyChannel, ttlMs, finalTtlMs, lastSeq: log?.lastSeq ?? 0 });
+  const publisher = new EventPublisher({
+    redis: deps.redis,
+    keys: deps.keys,
+    tenantId: data.tenantId,
+    requestId: data.requestId,
+    channel: data.replyChannel,
+    ttlMs,
+    finalTtlMs,
+    lastSeq: log?.lastSeq ?? 0,
+  });
   const trace: RunTrace = { target: null, attempts: log?.sentChunks ? 1 : 0, text: '', reported: null, firstChunkAt: null };
   const run = requestRun(deps, data, runner, publisher, trace);
   if (log?.sentChunks) return endInterrupted(deps, run, log);

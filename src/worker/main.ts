@@ -9,11 +9,15 @@ const log = createLogger(config.env.LOG_LEVEL, 'worker', { traceIds: tracingConf
 try {
   const tracing = await startTracing(config.env, 'llm-gateway-worker', log);
   const running = await startWorker(config, log, tracing);
-  onShutdown(async (signal) => {
-    log.info({ signal }, 'stopping worker');
-    await running.close();
-    await tracing.shutdown();
-  }, config.env.SHUTDOWN_GRACE_MS + SHUTDOWN_MARGIN_MS, log);
+  onShutdown(
+    async (signal) => {
+      log.info({ signal }, 'stopping worker');
+      await running.close();
+      await tracing.shutdown();
+    },
+    config.env.SHUTDOWN_GRACE_MS + SHUTDOWN_MARGIN_MS,
+    log,
+  );
 } catch (error) {
   log.fatal({ err: error }, `worker failed to start: ${(error as Error).message}`);
   process.exit(1);

@@ -46,18 +46,23 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
   await assertNoEviction(redis);
   const subscriber = await connectRedis(config.redis, 'subscriber', 'gw-worker-cancel', onRedisError);
   const blocking = await connectRedis(config.redis, 'blocking', 'gw-worker-queue', onRedisError);
-  const providers = traceProviders(createProviderRegistry({
-    connectTimeoutMs: env.UPSTREAM_CONNECT_TIMEOUT_MS,
-    headersTimeoutMs: env.UPSTREAM_HEADERS_TIMEOUT_MS,
-    bodyTimeoutMs: env.UPSTREAM_BODY_TIMEOUT_MS,
-    connections: env.UPSTREAM_CONNECTIONS,
-  }), tracing);
+  const providers = traceProviders(
+    createProviderRegistry({
+      connectTimeoutMs: env.UPSTREAM_CONNECT_TIMEOUT_MS,
+      headersTimeoutMs: env.UPSTREAM_HEADERS_TIMEOUT_MS,
+      bodyTimeoutMs: env.UPSTREAM_BODY_TIMEOUT_MS,
+      connections: env.UPSTREAM_CONNECTIONS,
+    }),
+    tracing,
+  );
   const repository = await createStore(config.store);
   // A request cancelled while its job waits is remembered until the web tier would have given the job up.
   const cancellations = new Cancellations(2 * env.QUEUE_DEADLINE_MS);
   // Series are kept only where something can read them; the queue handles only count jobs, on the commands connection.
   const registry = env.METRICS_PORT === undefined ? null : createMetricsRegistry();
-  const counted = registry ? Array.from({ length: keys.queueShards }, (_, shard) => new Queue(REQUEST_QUEUE, { connection: redis, prefix: keys.queuePrefix(shard) })) : [];
+  const counted = registry
+    ? Array.from({ length: keys.queueShards }, (_, shard) => new Queue(REQUEST_QUEUE, { connection: redis, prefix: keys.queuePrefix(shard) }))
+    : [];
   if (registry) registerBacklogGauges(registry, { queues: counted, redis, keys, store: repository });
   const processor = createJobProcessor({
     redis,
@@ -97,12 +102,18 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
   drainer.start();
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
   let stopping = false;
-  const stopHeartbeat = startHeartbeat(redis, keys.workerHeartbeat, env.READY_WORKER_WINDOW_MS, () => !stopping && blocking.status === 'ready' && workers.every((worker) => worker.isRunning()), onRedisError);
-  const dependencies: Dependency[] = [
-    pinged('redis', () => redis.ping()),
-    pinged('store', () => repository.ping()),
-  ];
-  const ops = env.METRICS_PORT === undefined ? null : await startOpsListener(env.METRICS_HOST, env.METRICS_PORT, { dependencies, stopping: () => stopping, metrics: registry });
+  const stopHeartbeat = startHeartbeat(
+    redis,
+    keys.workerHeartbeat,
+    env.READY_WORKER_WINDOW_MS,
+    () => !stopping && blocking.status === 'ready' && workers.every((worker) => worker.isRunning()),
+    onRedisError,
+  );
+  const dependencies: Dependency[] = [pinged('redis', () => redis.ping()), pinged('store', () => repository.ping())];
+  const ops =
+    env.METRICS_PORT === undefined
+      ? null
+      : await startOpsListener(env.METRICS_HOST, env.METRICS_PORT, { dependencies, stopping: () => stopping, metrics: registry });
   log.info({ concurrency: env.WORKER_CONCURRENCY, queue: REQUEST_QUEUE, shards: keys.queueShards, opsPort: ops?.port ?? null }, 'worker ready');
 
   return {

@@ -1,4 +1,11 @@
-import { GatewayError, InternalError, ProviderFailedError, ProviderRejectedRequestError, ProviderTimeoutError, RateLimitExceededError } from '../errors/gateway-error.ts';
+import {
+  GatewayError,
+  InternalError,
+  ProviderFailedError,
+  ProviderRejectedRequestError,
+  ProviderTimeoutError,
+  RateLimitExceededError,
+} from '../errors/gateway-error.ts';
 import { isUpstreamError, type UpstreamError } from '../providers/shared/upstream-error.ts';
 
 /** What the mapping needs to know of the run besides the error. */
@@ -24,7 +31,13 @@ export function toClientError(error: unknown, context: FailureContext): GatewayE
     case 'timeout':
       return new ProviderTimeoutError(`The provider did not answer in time (${tries}).`);
     case 'invalid_request':
-      return new ProviderRejectedRequestError({ status: error.status ?? 400, code: error.code, param: error.param, model: context.model, upstreamMessage: error.upstreamMessage });
+      return new ProviderRejectedRequestError({
+        status: error.status ?? 400,
+        code: error.code,
+        param: error.param,
+        model: context.model,
+        upstreamMessage: error.upstreamMessage,
+      });
     case 'rate_limited': {
       const seconds = Math.max(1, Math.ceil((error.retryAfterMs ?? context.fallbackRetryAfterMs) / 1000));
       return new RateLimitExceededError(`the provider of '${context.model}' is rate limiting requests (${tries})`, seconds);

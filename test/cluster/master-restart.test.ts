@@ -121,7 +121,9 @@ async function restartUnderLoad(index: number, what: string): Promise<void> {
   const outcomes = await underLoad(() => cluster.restart(index));
   const answered = outcomes.filter((o) => o.verdict === 'answered');
   const refused = outcomes.filter((o) => o.verdict === 'refused');
-  console.log(`master restart (${what}, port ${cluster.ports[index]}): ${outcomes.length} requests, ${answered.length} × 200, ${refused.length} × 503 in ${Date.now() - started} ms`);
+  console.log(
+    `master restart (${what}, port ${cluster.ports[index]}): ${outcomes.length} requests, ${answered.length} × 200, ${refused.length} × 503 in ${Date.now() - started} ms`,
+  );
   const wrong = outcomes.filter((o) => o.verdict === 'wrong').map((o) => o.detail);
   expect(wrong, wrong.join('\n')).toEqual([]);
   expect(answered.length).toBeGreaterThan(100);
@@ -129,10 +131,14 @@ async function restartUnderLoad(index: number, what: string): Promise<void> {
   const ids = answered.map((o) => o.requestId as string);
   // Records a drainer had leased when the outbox's master went away (a lost reply, say) come back
   // once their lease (30 s) runs out: late, not lost.
-  await eventually(async () => {
-    const counts = await usageCounts();
-    return ids.every((id) => counts.has(id));
-  }, 45_000, 'a usage record for every answered request');
+  await eventually(
+    async () => {
+      const counts = await usageCounts();
+      return ids.every((id) => counts.has(id));
+    },
+    45_000,
+    'a usage record for every answered request',
+  );
   const counts = await usageCounts();
   expect(ids.filter((id) => counts.get(id) !== 1)).toEqual([]);
   expect([...counts.values()].filter((n) => n !== 1)).toEqual([]);

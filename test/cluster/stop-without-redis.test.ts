@@ -25,7 +25,11 @@ let gateway: GatewayUnderTest | undefined;
 async function startOnCluster(): Promise<GatewayUnderTest> {
   cluster = await startRedisCluster({ masters: 3 });
   upstream = await startFakeUpstream();
-  gateway = await startGateway({ catalog: testCatalog(upstream.url), clusterNodes: cluster.nodes, env: { SHUTDOWN_GRACE_MS: String(GRACE_MS), QUEUE_SHARDS: '3' } });
+  gateway = await startGateway({
+    catalog: testCatalog(upstream.url),
+    clusterNodes: cluster.nodes,
+    env: { SHUTDOWN_GRACE_MS: String(GRACE_MS), QUEUE_SHARDS: '3' },
+  });
   return gateway;
 }
 

@@ -77,11 +77,21 @@ describe('several clients on its one session', () => {
     await Promise.all(tenants.map((id, i) => (i % 2 ? web : worker).tenants.create({ id, name: `tenant ${id}` })));
     const appended = tenants.map((tenantId, i) =>
       (i % 2 ? worker : web).audit.append([
-        { id: `aud_${uid()}${uid()}`, tenantId, actor: 'cli', action: 'tenant.created', target: tenantId, outcome: 'success', requestId: null, details: { i }, createdAt: new Date() },
+        {
+          id: `aud_${uid()}${uid()}`,
+          tenantId,
+          actor: 'cli',
+          action: 'tenant.created',
+          target: tenantId,
+          outcome: 'success',
+          requestId: null,
+          details: { i },
+          createdAt: new Date(),
+        },
       ]),
     );
     // Reads from both pools while the appends' transactions run.
-    const read = tenants.map(async (id, i) => ((await (i % 2 ? web : worker).tenants.get(id))?.name));
+    const read = tenants.map(async (id, i) => (await (i % 2 ? web : worker).tenants.get(id))?.name);
     await Promise.all(appended);
     expect(await Promise.all(read)).toEqual(tenants.map((id) => `tenant ${id}`));
     const verified = await Promise.all(tenants.map((id, i) => (i % 2 ? web : worker).audit.verify(id)));

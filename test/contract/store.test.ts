@@ -20,12 +20,7 @@ interface AdapterUnderTest {
 }
 
 /** The one contract every Repository adapter must satisfy. */
-function repositoryContract(
-  title: string,
-  kind: Repository['kind'],
-  open: () => Promise<AdapterUnderTest>,
-  options: { skip?: boolean } = {},
-): void {
+function repositoryContract(title: string, kind: Repository['kind'], open: () => Promise<AdapterUnderTest>, options: { skip?: boolean } = {}): void {
   (options.skip ? describe.skip : describe)(title, () => {
     let adapter: AdapterUnderTest | undefined;
     const opened = (): AdapterUnderTest => {
@@ -104,7 +99,10 @@ async function startMemoryServer(): Promise<{ uri: string; stop(): Promise<void>
     return { uri: server.getUri('gw_contract'), stop: async () => void (await server.stop()) };
   } catch (error) {
     // A server that starts after the timeout must not outlive the run.
-    starting.then((late) => late.stop(), () => undefined);
+    starting.then(
+      (late) => late.stop(),
+      () => undefined,
+    );
     throw error;
   }
 }

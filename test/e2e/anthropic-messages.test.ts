@@ -20,7 +20,11 @@ import { usageRecordOf } from '../helpers/sdk-calls.ts';
 import { call } from '../helpers/http.ts';
 
 const hello: MessageParam[] = [{ role: 'user', content: 'Say hello' }];
-const weather: Tool = { name: 'get_weather', description: 'The weather in a city.', input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
+const weather: Tool = {
+  name: 'get_weather',
+  description: 'The weather in a city.',
+  input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+};
 const webSearch = { type: 'web_search_20250305', name: 'web_search', max_uses: 3 } as const;
 const EMAIL = 'jane.doe@example.com';
 
@@ -45,7 +49,10 @@ function sdk(options: ConstructorParameters<typeof Anthropic>[0] = {}): Anthropi
 
 /** The Anthropic.APIError a call ends with; fails the test when it succeeds or throws anything else. */
 async function failure(request: Promise<unknown>): Promise<APIError> {
-  const error = await request.then(() => new Error('expected a failure'), (e: unknown) => e);
+  const error = await request.then(
+    () => new Error('expected a failure'),
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(Anthropic.APIError);
   return error as APIError;
 }
@@ -62,7 +69,9 @@ function textOf(events: RawMessageStreamEvent[]): string {
 
 /** An SSE fixture's events as Anthropic sent them, pings left out. */
 function fixtureEvents(name: string): Array<Record<string, unknown>> {
-  const events = readAnthropicFixture(`streams/${name}.sse`).split('\n\n').filter((event) => event.includes('data: '));
+  const events = readAnthropicFixture(`streams/${name}.sse`)
+    .split('\n\n')
+    .filter((event) => event.includes('data: '));
   return events.map((event) => JSON.parse(event.slice(event.indexOf('data: ') + 6)) as Record<string, unknown>).filter((event) => event.type !== 'ping');
 }
 
@@ -71,7 +80,14 @@ const sentToClaude = () => anthropic.requests[0] as { body: Record<string, unkno
 
 beforeAll(async () => {
   [anthropic, openai, gemini] = await Promise.all([startAnthropicUpstream(), startFakeUpstream(), startGeminiUpstream()]);
-  const env = { ANTHROPIC_API_KEY: 'sk-ant-e2e', GEMINI_API_KEY: 'gm-e2e', RETRY_BASE_MS: '50', RETRY_MAX_ATTEMPTS: '2', RETRY_BUDGET_MS: '2000', SETTINGS_CACHE_TTL_MS: '100' };
+  const env = {
+    ANTHROPIC_API_KEY: 'sk-ant-e2e',
+    GEMINI_API_KEY: 'gm-e2e',
+    RETRY_BASE_MS: '50',
+    RETRY_MAX_ATTEMPTS: '2',
+    RETRY_BUDGET_MS: '2000',
+    SETTINGS_CACHE_TTL_MS: '100',
+  };
   gateway = await startGateway({ catalog: catalog(), env });
   secret = (await gateway.issueKey('acme', 'developer')).secret;
   client = sdk();
@@ -101,7 +117,10 @@ describe('native: an Anthropic alias gets the request as the client sent it', ()
           { type: 'tool_use', id: 'toolu_01A', name: 'get_weather', input: { city: 'Paris' } },
         ],
       },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01A', content: [{ type: 'text', text: '18°C' }], cache_control: { type: 'ephemeral' } }] },
+      {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: 'toolu_01A', content: [{ type: 'text', text: '18°C' }], cache_control: { type: 'ephemeral' } }],
+      },
     ],
     thinking: { type: 'enabled', budget_tokens: 2048 },
     tools: [{ ...weather, cache_control: { type: 'ephemeral' } }, webSearch],
@@ -140,7 +159,13 @@ describe('native: an Anthropic alias gets the request as the client sent it', ()
 
   it('messages.stream().finalMessage() assembles thinking with its signature, redacted thinking and the tool input', async () => {
     anthropic.script([{ kind: 'fixture', name: 'thinking-tool-use', pieceBytes: 13 }]);
-    const stream = client.messages.stream({ model: 'claude', max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 2048 }, tools: [weather], messages: hello });
+    const stream = client.messages.stream({
+      model: 'claude',
+      max_tokens: 4096,
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+      tools: [weather],
+      messages: hello,
+    });
     const signatures: string[] = [];
     stream.on('signature', (signature) => signatures.push(signature));
     const message = await stream.finalMessage();
@@ -163,7 +188,14 @@ describe('native: an Anthropic alias gets the request as the client sent it', ()
     const message = 'finalMessage' in data ? await data.finalMessage() : data;
     expect(message.usage).toMatchObject(usage);
     const record = await usageRecordOf(gateway, secret, response.headers.get('request-id') as string);
-    expect(record).toMatchObject({ operation: 'messages', model: 'claude', provider: 'anthropic', upstream_model: 'claude-sonnet-test', stream, status: 'succeeded' });
+    expect(record).toMatchObject({
+      operation: 'messages',
+      model: 'claude',
+      provider: 'anthropic',
+      upstream_model: 'claude-sonnet-test',
+      stream,
+      status: 'succeeded',
+    });
     expect(record).toMatchObject({ prompt_tokens: 7100, completion_tokens: 50, cached_tokens: 5000, cache_write_tokens: 2000, usage_source: 'provider' });
     // 100 × 3 + 5,000 × 0.3 + 2,000 × 3.75 + 50 × 15 micro-units.
     expect(record.cost_micros).toBe(100 * 3 + 5000 * 0.3 + 2000 * 3.75 + 50 * 15);
@@ -196,14 +228,24 @@ describe('translated: chat upstreams answer in Anthropic’s shape', () => {
       messages: [
         { role: 'system', content: 'Be brief.' },
         { role: 'user', content: 'Weather in Paris?' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+        },
         { role: 'tool', tool_call_id: 'call_1', content: '18°C' },
       ],
       tools: [{ type: 'function', function: { name: 'get_weather', description: weather.description, parameters: weather.input_schema } }],
       tool_choice: { type: 'function', function: { name: 'get_weather' } },
       parallel_tool_calls: false,
     });
-    expect(message).toMatchObject({ type: 'message', role: 'assistant', model: 'fake-gpt', stop_reason: 'end_turn', content: [{ type: 'text', text: 'It is 18°C.' }] });
+    expect(message).toMatchObject({
+      type: 'message',
+      role: 'assistant',
+      model: 'fake-gpt',
+      stop_reason: 'end_turn',
+      content: [{ type: 'text', text: 'It is 18°C.' }],
+    });
     expect(message.id).toMatch(/^msg_/);
     expect(message.usage).toMatchObject({ input_tokens: 6, output_tokens: 3 });
   });
@@ -221,7 +263,14 @@ describe('translated: chat upstreams answer in Anthropic’s shape', () => {
     const types = events.map((event) => event.type);
     const deltas = types.filter((type) => type === 'content_block_delta').length;
     expect(deltas).toBeGreaterThan(1);
-    expect(types).toEqual(['message_start', 'content_block_start', ...Array<string>(deltas).fill('content_block_delta'), 'content_block_stop', 'message_delta', 'message_stop']);
+    expect(types).toEqual([
+      'message_start',
+      'content_block_start',
+      ...Array<string>(deltas).fill('content_block_delta'),
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ]);
     expect(events[0]).toMatchObject({ message: { model, content: [], stop_reason: null } });
     expect(textOf(events)).toBe(answer);
     expect(events.at(-2)).toMatchObject({ delta: { stop_reason: 'end_turn' }, usage: { output_tokens: outputTokens } });
@@ -233,40 +282,79 @@ describe('translated: chat upstreams answer in Anthropic’s shape', () => {
     expect(openai.requests[0]?.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
     expect(message.usage).toMatchObject({ input_tokens: 2, output_tokens: 5 });
     const record = await usageRecordOf(gateway, secret, response.headers.get('request-id') as string);
-    expect(record).toMatchObject({ operation: 'messages', model: 'fake-gpt', provider: 'openai-compatible', prompt_tokens: 2, completion_tokens: 5, stream: true, usage_source: 'provider' });
+    expect(record).toMatchObject({
+      operation: 'messages',
+      model: 'fake-gpt',
+      provider: 'openai-compatible',
+      prompt_tokens: 2,
+      completion_tokens: 5,
+      stream: true,
+      usage_source: 'provider',
+    });
   });
 
   // Claude Code shows the context in use from message_start; a chat upstream reports its counts
   // only at the end, so the gateway's own count (count_tokens') is what message_start can carry.
-  it.each(['fake-gpt', 'svc-standard'])("%s: a translated stream's message_start reports the prompt's input tokens as count_tokens counts them", async (model) => {
-    const prompt = { model, system: 'You are a weather bot.', tools: [weather], messages: [...hello, { role: 'assistant' as const, content: 'Hello!' }, { role: 'user' as const, content: 'Weather in Paris?' }] };
-    const { input_tokens: counted } = await client.messages.countTokens(prompt);
-    const events = await collect(await client.messages.create({ ...prompt, max_tokens: 100, stream: true }));
-    expect(counted).toBeGreaterThan(20);
-    expect(events[0]).toMatchObject({ type: 'message_start', message: { model: 'fake-gpt', usage: { input_tokens: counted } } });
-  });
+  it.each(['fake-gpt', 'svc-standard'])(
+    "%s: a translated stream's message_start reports the prompt's input tokens as count_tokens counts them",
+    async (model) => {
+      const prompt = {
+        model,
+        system: 'You are a weather bot.',
+        tools: [weather],
+        messages: [...hello, { role: 'assistant' as const, content: 'Hello!' }, { role: 'user' as const, content: 'Weather in Paris?' }],
+      };
+      const { input_tokens: counted } = await client.messages.countTokens(prompt);
+      const events = await collect(await client.messages.create({ ...prompt, max_tokens: 100, stream: true }));
+      expect(counted).toBeGreaterThan(20);
+      expect(events[0]).toMatchObject({ type: 'message_start', message: { model: 'fake-gpt', usage: { input_tokens: counted } } });
+    },
+  );
 
   it('a tool-use round trip through Gemini: tool_use blocks, then tool_result turns sent back as function responses', async () => {
-    gemini.script([{ kind: 'fixture', name: 'function-calls' }, { kind: 'ok', text: 'Sunny, 21°C, 3 pm.' }]);
+    gemini.script([
+      { kind: 'fixture', name: 'function-calls' },
+      { kind: 'ok', text: 'Sunny, 21°C, 3 pm.' },
+    ]);
     const question: MessageParam = { role: 'user', content: 'Weather and time in Tokyo?' };
     const tools: Tool[] = [weather, { name: 'get_time', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }];
     const first = await client.messages.create({ model: 'gemini', max_tokens: 500, tools, messages: [question] });
     expect(first.stop_reason).toBe('tool_use');
     // A call's id carries Gemini's signature, when it has one (the next test follows it).
     expect(first.content).toEqual([
-      { type: 'tool_use', id: expect.stringMatching(/^fc_7q2k9x4m(__thought__[\w-]+)?$/), name: 'get_weather', input: { city: 'Tokyo', unit: 'celsius' }, caller: { type: 'direct' } },
-      { type: 'tool_use', id: expect.stringMatching(/^fc_3h8w1c6z(__thought__[\w-]+)?$/), name: 'get_time', input: { city: 'Tokyo' }, caller: { type: 'direct' } },
+      {
+        type: 'tool_use',
+        id: expect.stringMatching(/^fc_7q2k9x4m(__thought__[\w-]+)?$/),
+        name: 'get_weather',
+        input: { city: 'Tokyo', unit: 'celsius' },
+        caller: { type: 'direct' },
+      },
+      {
+        type: 'tool_use',
+        id: expect.stringMatching(/^fc_3h8w1c6z(__thought__[\w-]+)?$/),
+        name: 'get_time',
+        input: { city: 'Tokyo' },
+        caller: { type: 'direct' },
+      },
     ]);
     const [weatherCall, timeCall] = first.content as Anthropic.ToolUseBlock[];
     const results = [
       { type: 'tool_result' as const, tool_use_id: weatherCall?.id ?? '', content: 'Sunny, 21°C' },
       { type: 'tool_result' as const, tool_use_id: timeCall?.id ?? '', content: '3 pm' },
     ];
-    const second = await client.messages.create({ model: 'gemini', max_tokens: 500, tools, messages: [question, { role: 'assistant', content: first.content }, { role: 'user', content: results }] });
+    const second = await client.messages.create({
+      model: 'gemini',
+      max_tokens: 500,
+      tools,
+      messages: [question, { role: 'assistant', content: first.content }, { role: 'user', content: results }],
+    });
     expect(second.content).toEqual([{ type: 'text', text: 'Sunny, 21°C, 3 pm.', citations: null }]);
     const contents = (gemini.requests[1]?.body as { contents: Array<{ role: string; parts: unknown[] }> }).contents;
     expect(contents.map((turn) => turn.role)).toEqual(['user', 'model', 'user']);
-    expect(contents[1]?.parts).toMatchObject([{ functionCall: { name: 'get_weather', args: { city: 'Tokyo', unit: 'celsius' } } }, { functionCall: { name: 'get_time', args: { city: 'Tokyo' } } }]);
+    expect(contents[1]?.parts).toMatchObject([
+      { functionCall: { name: 'get_weather', args: { city: 'Tokyo', unit: 'celsius' } } },
+      { functionCall: { name: 'get_time', args: { city: 'Tokyo' } } },
+    ]);
     expect(contents[2]?.parts).toMatchObject([{ functionResponse: { name: 'get_weather' } }, { functionResponse: { name: 'get_time' } }]);
     expect(JSON.stringify(contents[2])).toContain('Sunny, 21°C');
   });
@@ -278,14 +366,21 @@ describe('translated: chat upstreams answer in Anthropic’s shape', () => {
     const question: MessageParam = { role: 'user', content: 'Weather in Tokyo?' };
     const first = await client.messages.create({ model: 'gemini', max_tokens: 500, tools: [weather], messages: [question] });
     const results = first.content.map((block) => ({ type: 'tool_result' as const, tool_use_id: (block as Anthropic.ToolUseBlock).id, content: 'ok' }));
-    await client.messages.create({ model: 'gemini', max_tokens: 500, tools: [weather], messages: [question, { role: 'assistant', content: first.content }, { role: 'user', content: results }] });
+    await client.messages.create({
+      model: 'gemini',
+      max_tokens: 500,
+      tools: [weather],
+      messages: [question, { role: 'assistant', content: first.content }, { role: 'user', content: results }],
+    });
     const parts = (gemini.requests[1]?.body as { contents: Array<{ parts: Array<Record<string, unknown>> }> }).contents[1]?.parts;
     expect(parts?.[0]).toMatchObject({ functionCall: { name: 'get_weather' }, thoughtSignature: expect.stringMatching(/^CikBcsjafFK168/) });
   });
 
   it('messages.stream() assembles the tool calls of a Gemini stream', async () => {
     gemini.script([{ kind: 'fixture', name: 'function-call', pieceBytes: 11 }]);
-    const message = await client.messages.stream({ model: 'gemini', max_tokens: 500, tools: [weather], messages: [{ role: 'user', content: 'Weather in Paris?' }] }).finalMessage();
+    const message = await client.messages
+      .stream({ model: 'gemini', max_tokens: 500, tools: [weather], messages: [{ role: 'user', content: 'Weather in Paris?' }] })
+      .finalMessage();
     expect(message).toMatchObject({ model: 'gemini', stop_reason: 'tool_use', usage: { output_tokens: 31 + 84 } });
     expect(message.content.map((block) => [block.type, (block as Anthropic.ToolUseBlock).name, (block as Anthropic.ToolUseBlock).input])).toEqual([
       ['tool_use', 'get_weather', { city: 'Paris', unit: 'celsius' }],
@@ -299,7 +394,11 @@ describe('server tools', () => {
   it.each(['fake-gpt', 'svc-flash'])('%s, with no native candidate: 422 unsupported_parameter naming tools[0], in Anthropic’s shape', async (model) => {
     const error = await failure(client.messages.create({ model, max_tokens: 100, tools: [webSearch], messages: hello }));
     expect(error).toBeInstanceOf(Anthropic.UnprocessableEntityError);
-    expect(error.error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', code: 'unsupported_parameter', param: 'tools[0]' }, request_id: expect.stringMatching(/^req_/) });
+    expect(error.error).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error', code: 'unsupported_parameter', param: 'tools[0]' },
+      request_id: expect.stringMatching(/^req_/),
+    });
     expect(openai.requests).toHaveLength(0);
   });
 
@@ -317,7 +416,9 @@ describe('errors in Anthropic’s shape, as the SDK types them', () => {
   it('takes the key as x-api-key or as a bearer token; no key or a wrong one is a 401 authentication_error', async () => {
     const bearer = sdk({ apiKey: null, authToken: secret });
     expect((await bearer.messages.create({ model: 'sim', max_tokens: 10, messages: hello })).model).toBe('sim');
-    const missing = await failure(sdk({ apiKey: null, authToken: null, defaultHeaders: { authorization: null } }).messages.create({ model: 'sim', max_tokens: 10, messages: hello }));
+    const missing = await failure(
+      sdk({ apiKey: null, authToken: null, defaultHeaders: { authorization: null } }).messages.create({ model: 'sim', max_tokens: 10, messages: hello }),
+    );
     expect(missing).toBeInstanceOf(Anthropic.AuthenticationError);
     expect(missing.error).toMatchObject({ type: 'error', error: { type: 'authentication_error', code: 'missing_api_key' } });
     const wrong = await failure(sdk({ apiKey: 'sk-gw-not-a-key' }).messages.create({ model: 'sim', max_tokens: 10, messages: hello }));
@@ -346,7 +447,9 @@ describe('errors in Anthropic’s shape, as the SDK types them', () => {
     const body = await failure(client.messages.create({ model: 'claude', max_tokens: 0, messages: hello }));
     expect(body).toBeInstanceOf(Anthropic.BadRequestError);
     expect(body.error).toMatchObject({ error: { type: 'invalid_request_error', param: 'max_tokens' } });
-    const version = await failure(sdk({ defaultHeaders: { 'anthropic-version': 'latest' } }).messages.create({ model: 'claude', max_tokens: 10, messages: hello }));
+    const version = await failure(
+      sdk({ defaultHeaders: { 'anthropic-version': 'latest' } }).messages.create({ model: 'claude', max_tokens: 10, messages: hello }),
+    );
     expect(version.error).toMatchObject({ error: { type: 'invalid_request_error', param: 'anthropic-version' } });
     expect(anthropic.requests).toHaveLength(0);
   });
@@ -396,7 +499,12 @@ describe('POST /v1/messages/count_tokens', () => {
   it('counts with the gateway’s tokenizer: positive, growing with the input, no upstream call, no usage record', async () => {
     const small = await client.messages.countTokens({ model: 'claude', messages: hello });
     const { data: large, response } = await client.messages
-      .countTokens({ model: 'svc-standard', system: 'You are a careful assistant.', tools: [weather], messages: [...hello, { role: 'assistant', content: 'Hello!' }, { role: 'user', content: 'Now tell me a long story about the sea.' }] })
+      .countTokens({
+        model: 'svc-standard',
+        system: 'You are a careful assistant.',
+        tools: [weather],
+        messages: [...hello, { role: 'assistant', content: 'Hello!' }, { role: 'user', content: 'Now tell me a long story about the sea.' }],
+      })
       .withResponse();
     expect(small.input_tokens).toBeGreaterThan(2);
     expect(small.input_tokens).toBeLessThan(20);
@@ -456,7 +564,13 @@ describe('admission', () => {
     // answer nested in a search result; the turn the tool result continues has clean signed thinking.
     const turns: MessageParam[] = [
       { role: 'user', content: 'Who should I write to?' },
-      { role: 'assistant', content: [{ type: 'thinking', thinking: `The user's contact is ${EMAIL}.`, signature: 'sig-earlier-turn' }, { type: 'text', text: 'Tell me more.' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: `The user's contact is ${EMAIL}.`, signature: 'sig-earlier-turn' },
+          { type: 'text', text: 'Tell me more.' },
+        ],
+      },
       { role: 'user', content: [{ type: 'text', text: `Write to ${EMAIL} today.` }] },
       {
         role: 'assistant',
@@ -467,10 +581,24 @@ describe('admission', () => {
       },
       {
         role: 'user',
-        content: [{ type: 'tool_result', tool_use_id: 'toolu_01M', content: [{ type: 'search_result', source: 'https://crm.test/log', title: 'Mail log', content: [{ type: 'text', text: `Delivered to ${EMAIL}.` }] }] }],
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: 'toolu_01M',
+            content: [
+              { type: 'search_result', source: 'https://crm.test/log', title: 'Mail log', content: [{ type: 'text', text: `Delivered to ${EMAIL}.` }] },
+            ],
+          },
+        ],
       },
     ];
-    const request = { model: 'claude', max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 2048 }, tools: [weather], messages: turns } satisfies MessageCreateParamsNonStreaming;
+    const request = {
+      model: 'claude',
+      max_tokens: 4096,
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+      tools: [weather],
+      messages: turns,
+    } satisfies MessageCreateParamsNonStreaming;
     const setPolicy = async (mode: string) => {
       expect((await call(gateway.origin, admin, 'PUT', '/internal/v1/pii-policy', { mode, critical: ['email'] })).status).toBe(200);
       await new Promise((resolve) => setTimeout(resolve, 150));
@@ -486,7 +614,12 @@ describe('admission', () => {
       const error = await failure(privacy.messages.create(request));
       expect(error.status).toBe(422);
       expect(error.error).toMatchObject({ error: { type: 'invalid_request_error', code: 'pii_detected', param: 'messages[1].content[0].thinking' } });
-      for (const param of ['messages[2].content[0].text', 'messages[3].content[1].input.to[0]', 'messages[3].content[1].input.options.cc', 'messages[4].content[0].content[0].content[0].text']) {
+      for (const param of [
+        'messages[2].content[0].text',
+        'messages[3].content[1].input.to[0]',
+        'messages[3].content[1].input.options.cc',
+        'messages[4].content[0].content[0].content[0].text',
+      ]) {
         expect(error.message).toContain(param);
       }
       expect(error.message).not.toContain(EMAIL);
@@ -511,16 +644,32 @@ describe('admission', () => {
 
     it("mask: a translated conversation's unsigned thinking (a chat model's reasoning) is masked in place", async () => {
       await setPolicy('mask');
-      const reasoning: MessageParam[] = [...hello, { role: 'assistant', content: [{ type: 'thinking', thinking: `Greet ${EMAIL}.`, signature: '' }, { type: 'text', text: 'Hello!' }] }, { role: 'user', content: 'Thanks.' }];
+      const reasoning: MessageParam[] = [
+        ...hello,
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: `Greet ${EMAIL}.`, signature: '' },
+            { type: 'text', text: 'Hello!' },
+          ],
+        },
+        { role: 'user', content: 'Thanks.' },
+      ];
       await privacy.messages.create({ model: 'fake-gpt', max_tokens: 100, messages: reasoning });
       const assistant = (openai.requests[0]?.body as { messages: Array<Record<string, unknown>> }).messages[1];
-      expect(assistant).toMatchObject({ role: 'assistant', reasoning_content: 'Greet [EMAIL_1].', thinking_blocks: [{ type: 'thinking', thinking: 'Greet [EMAIL_1].', signature: '' }] });
+      expect(assistant).toMatchObject({
+        role: 'assistant',
+        reasoning_content: 'Greet [EMAIL_1].',
+        thinking_blocks: [{ type: 'thinking', thinking: 'Greet [EMAIL_1].', signature: '' }],
+      });
     });
 
     it('flag: an address only in a tool call and a tool result is flagged on the usage record, and sent as it was', async () => {
       await setPolicy('flag');
       const mailing: MessageParam = { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_01M', name: 'send_mail', input: { to: [EMAIL] } }] };
-      const { response } = await privacy.messages.create({ model: 'claude', max_tokens: 100, messages: [hello[0] as MessageParam, mailing, turns[4] as MessageParam] }).withResponse();
+      const { response } = await privacy.messages
+        .create({ model: 'claude', max_tokens: 100, messages: [hello[0] as MessageParam, mailing, turns[4] as MessageParam] })
+        .withResponse();
       expect(JSON.stringify(sentToClaude().body.messages)).toContain(EMAIL);
       const record = await usageRecordOf(gateway, admin, response.headers.get('request-id') as string);
       expect(record.pii_flags).toEqual(['email']);

@@ -10,7 +10,14 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI, { type APIError } from 'openai';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
 import type { CatalogFile, ModelOf } from '../../src/domain/catalog/schema.ts';
-import { ANTHROPIC_FIXTURE_MODEL, ANTHROPIC_FIXTURES_DIR, anthropicError, readAnthropicFixture, startAnthropicUpstream, type FakeAnthropic } from '../helpers/fake-anthropic.ts';
+import {
+  ANTHROPIC_FIXTURE_MODEL,
+  ANTHROPIC_FIXTURES_DIR,
+  anthropicError,
+  readAnthropicFixture,
+  startAnthropicUpstream,
+  type FakeAnthropic,
+} from '../helpers/fake-anthropic.ts';
 import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { apiFailure as failure, drain, fixtureNames, requestIdOf, usageRecordOf } from '../helpers/sdk-calls.ts';
 
@@ -84,7 +91,9 @@ describe('answers, as the client receives them', () => {
   it.each(STREAMS)('stream %s, its bytes cut every 7', async (name) => {
     const expected = JSON.parse(readAnthropicFixture(`streams/${name}.chunks.json`)) as Array<{ choices: unknown[]; usage?: unknown }>;
     upstream.script([{ kind: 'fixture', name, pieceBytes: 7 }]);
-    const chunks = await drain(await client.chat.completions.create({ model: 'claude', messages: hello, stream: true, stream_options: { include_usage: true } }));
+    const chunks = await drain(
+      await client.chat.completions.create({ model: 'claude', messages: hello, stream: true, stream_options: { include_usage: true } }),
+    );
     const content = expected.filter((chunk) => chunk.choices.length > 0);
     expect(chunks.slice(0, content.length).map((chunk) => chunk.choices)).toEqual(content.map((chunk) => chunk.choices));
     expect(chunks.every((chunk) => chunk.model === 'claude')).toBe(true);
@@ -98,12 +107,19 @@ describe('reasoning carried to the next turn', () => {
 
   async function nextTurnOf(message: OpenAI.Chat.Completions.ChatCompletionMessage): Promise<unknown[]> {
     const call = message.tool_calls?.[0] as OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall;
-    await client.chat.completions.create({ model: 'claude', reasoning_effort: 'low', tools, messages: [question, message, { role: 'tool', tool_call_id: call.id, content: '18°C' }] });
+    await client.chat.completions.create({
+      model: 'claude',
+      reasoning_effort: 'low',
+      tools,
+      messages: [question, message, { role: 'tool', tool_call_id: call.id, content: '18°C' }],
+    });
     return (upstream.requests.at(-1)?.body as { messages: Array<{ content: unknown[] }> }).messages[1]?.content ?? [];
   }
 
   it('sends the thinking blocks and their signatures back, unchanged, before the tool call (JSON)', async () => {
-    const { upstream: answer } = JSON.parse(readAnthropicFixture('responses/thinking-tool-use.json')) as { upstream: { content: Array<Record<string, unknown>> } };
+    const { upstream: answer } = JSON.parse(readAnthropicFixture('responses/thinking-tool-use.json')) as {
+      upstream: { content: Array<Record<string, unknown>> };
+    };
     upstream.script([{ kind: 'fixture', name: 'thinking-tool-use' }]);
     const first = await client.chat.completions.create({ model: 'claude', reasoning_effort: 'low', tools, messages: [question] });
     expect(first.choices[0]?.finish_reason).toBe('tool_calls');
@@ -116,25 +132,44 @@ describe('reasoning carried to the next turn', () => {
     const first = await stream.finalChatCompletion();
     const sent = await nextTurnOf(first.choices[0]?.message as OpenAI.Chat.Completions.ChatCompletionMessage);
     expect(sent.map((block) => (block as { type: string }).type)).toEqual(['thinking', 'redacted_thinking', 'tool_use']);
-    expect(sent[0]).toMatchObject({ thinking: 'The user asks for the weather in Paris; I should call get_weather.', signature: expect.stringMatching(/^EqMBCkgI.+3lE$/) });
+    expect(sent[0]).toMatchObject({
+      thinking: 'The user asks for the weather in Paris; I should call get_weather.',
+      signature: expect.stringMatching(/^EqMBCkgI.+3lE$/),
+    });
     expect(sent[2]).toEqual({ type: 'tool_use', id: 'toolu_01Th7vK2pQ9mN4xW8sL3rT6y', name: 'get_weather', input: { city: 'Paris' } });
   });
 });
 
 describe('usage', () => {
   it("counts cache reads and writes as prompt tokens, and prices them at the catalog's cache prices", async () => {
-    upstream.script([{ kind: 'ok', text: 'cached', usage: { input_tokens: 100, cache_creation_input_tokens: 2000, cache_read_input_tokens: 5000, output_tokens: 50 } }]);
+    upstream.script([
+      { kind: 'ok', text: 'cached', usage: { input_tokens: 100, cache_creation_input_tokens: 2000, cache_read_input_tokens: 5000, output_tokens: 50 } },
+    ]);
     const completion = await client.chat.completions.create({ model: 'claude', messages: hello });
-    expect(completion.usage).toEqual({ prompt_tokens: 7100, completion_tokens: 50, total_tokens: 7150, prompt_tokens_details: { cached_tokens: 5000, cache_write_tokens: 2000 } });
+    expect(completion.usage).toEqual({
+      prompt_tokens: 7100,
+      completion_tokens: 50,
+      total_tokens: 7150,
+      prompt_tokens_details: { cached_tokens: 5000, cache_write_tokens: 2000 },
+    });
     const record = await usageRecordOf(gateway, secret, requestIdOf(completion));
-    expect(record).toMatchObject({ provider: 'anthropic', upstream_model: 'claude-sonnet-test', prompt_tokens: 7100, cached_tokens: 5000, cache_write_tokens: 2000, usage_source: 'provider' });
+    expect(record).toMatchObject({
+      provider: 'anthropic',
+      upstream_model: 'claude-sonnet-test',
+      prompt_tokens: 7100,
+      cached_tokens: 5000,
+      cache_write_tokens: 2000,
+      usage_source: 'provider',
+    });
     // 100 × 3 + 5,000 × 0.3 + 2,000 × 3.75 + 50 × 15 micro-units.
     expect(record.cost_micros).toBe(100 * 3 + 5000 * 0.3 + 2000 * 3.75 + 50 * 15);
   });
 
   it('takes the last cumulative usage of a stream, never the sum of its events', async () => {
     upstream.script([{ kind: 'ok', text: 'one two three', usage: { input_tokens: 30, output_tokens: 3 }, pieceBytes: 5 }]);
-    const chunks = await drain(await client.chat.completions.create({ model: 'claude', messages: hello, stream: true, stream_options: { include_usage: true } }));
+    const chunks = await drain(
+      await client.chat.completions.create({ model: 'claude', messages: hello, stream: true, stream_options: { include_usage: true } }),
+    );
     expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe('one two three');
     expect(chunks.at(-1)?.usage).toMatchObject({ prompt_tokens: 30, completion_tokens: 3, total_tokens: 33 });
   });
@@ -145,14 +180,19 @@ describe('errors', () => {
     [429, { 'retry-after': '1' }],
     [529, {}],
   ])('retries HTTP %i and answers once the provider does', async (status, headers) => {
-    upstream.script([{ kind: 'status', status, headers }, { kind: 'ok', text: 'after the wait' }]);
+    upstream.script([
+      { kind: 'status', status, headers },
+      { kind: 'ok', text: 'after the wait' },
+    ]);
     const completion = await client.chat.completions.create({ model: 'claude', messages: hello });
     expect(completion.choices[0]?.message.content).toBe('after the wait');
     expect(upstream.requests).toHaveLength(2);
   });
 
   it("answers the provider's 400 as ours, with its message, tried once", async () => {
-    upstream.script([{ kind: 'status', status: 400, body: anthropicError('invalid_request_error', 'messages.0.content.0.image.source.base64: invalid base64 data') }]);
+    upstream.script([
+      { kind: 'status', status: 400, body: anthropicError('invalid_request_error', 'messages.0.content.0.image.source.base64: invalid base64 data') },
+    ]);
     const error = await failure(client.chat.completions.create({ model: 'claude', messages: hello }));
     expect(error).toMatchObject({ status: 400, type: 'invalid_request_error', code: 'invalid_request_error' });
     expect(error.message).toContain("The provider of 'claude' rejected the request (HTTP 400): messages.0.content.0.image.source.base64: invalid base64 data");
@@ -165,7 +205,10 @@ describe('errors', () => {
   });
 
   it('retries an overloaded_error event that came before the first token', async () => {
-    upstream.script([{ kind: 'error-event', error: { type: 'overloaded_error', message: 'Overloaded' } }, { kind: 'ok', text: 'second try' }]);
+    upstream.script([
+      { kind: 'error-event', error: { type: 'overloaded_error', message: 'Overloaded' } },
+      { kind: 'ok', text: 'second try' },
+    ]);
     const chunks = await drain(await client.chat.completions.create({ model: 'claude', messages: hello, stream: true }));
     expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe('second try');
     expect(upstream.requests).toHaveLength(2);
@@ -180,7 +223,13 @@ describe('errors', () => {
     })().catch((e: unknown) => e);
     expect(received.join('')).toBe('Partial ');
     // The spec's envelope, as for any provider failure: /v1/messages alone tells an overload apart.
-    expect((error as APIError).error).toEqual({ type: 'api_error', code: 'provider_failed', message: expect.stringContaining('HTTP 529'), param: null, request_id: expect.stringMatching(/^req_/) });
+    expect((error as APIError).error).toEqual({
+      type: 'api_error',
+      code: 'provider_failed',
+      message: expect.stringContaining('HTTP 529'),
+      param: null,
+      request_id: expect.stringMatching(/^req_/),
+    });
     expect(upstream.requests).toHaveLength(1);
   });
 

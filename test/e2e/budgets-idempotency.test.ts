@@ -58,7 +58,14 @@ describe('budgets', () => {
     expect(upstream.requests).toHaveLength(50);
     await eventually(async () => (await call(gateway.origin, admin, 'GET', '/v1/budgets')).body.data[0].reserved_micros === 0, 5000, 'all settled');
     const budgets = (await call(gateway.origin, admin, 'GET', '/v1/budgets')).body;
-    expect(budgets.data[0]).toMatchObject({ window: 'day', scope: 'tenant', limit_micros: 10_200, spent_micros: 50 * 201, reserved_micros: 0, remaining_micros: 10_200 - 50 * 201 });
+    expect(budgets.data[0]).toMatchObject({
+      window: 'day',
+      scope: 'tenant',
+      limit_micros: 10_200,
+      spent_micros: 50 * 201,
+      reserved_micros: 0,
+      remaining_micros: 10_200 - 50 * 201,
+    });
   });
 
   it('a credit account is drawn down and refuses when short; a top-up lets requests through again', async () => {
@@ -104,7 +111,7 @@ describe('budgets', () => {
     expect((await call(gateway.origin, admin, 'GET', '/v1/budgets')).body.data).toEqual([]);
   });
 
-  it('a flushed Redis rebuilds the day\'s spend from the usage records; the budget still holds', async () => {
+  it("a flushed Redis rebuilds the day's spend from the usage records; the budget still holds", async () => {
     const admin = await tenantAdmin('flushed');
     await call(gateway.origin, admin, 'POST', '/internal/v1/budgets', { window: 'day', limit_micros: 3 * 204 });
     upstream.script(Array.from({ length: 3 }, () => ({ kind: 'ok' as const, text: HUNDRED_WORDS })));
@@ -156,7 +163,10 @@ describe('idempotency', () => {
     const x = (await gateway.issueKey('tenant-x', 'app')).secret;
     const y = (await gateway.issueKey('tenant-y', 'app')).secret;
     const key = randomUUID();
-    upstream.script([{ kind: 'status', status: 400 }, { kind: 'ok', text: 'second try' }]);
+    upstream.script([
+      { kind: 'status', status: 400 },
+      { kind: 'ok', text: 'second try' },
+    ]);
     const body = { model: 'fake-gpt', messages: [{ role: 'user', content: 'x' }] };
     expect((await complete(0, x, body, { 'idempotency-key': key })).status).toBe(400);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -180,14 +190,21 @@ describe('idempotency', () => {
     let received = '';
     while (!/id: 3\n/.test(received)) received += new TextDecoder().decode((await reader.read()).value);
     controller.abort();
-    const seen = received.split('\n\n').filter((e) => e.startsWith('id: ')).slice(0, 3);
+    const seen = received
+      .split('\n\n')
+      .filter((e) => e.startsWith('id: '))
+      .slice(0, 3);
     const resumed = await fetch(`${web(1)}/v1/chat/completions`, { method: 'POST', headers: { ...headers, 'last-event-id': '3' }, body });
     expect(resumed.status).toBe(200);
     expect(resumed.headers.get('idempotent-replayed')).toBe('true');
     const rest = (await resumed.text()).split('\n\n').filter((e) => e !== '');
     expect(rest[0]).toMatch(/^id: 4\n/);
     expect(rest.at(-1)).toMatch(/data: \[DONE\]$/);
-    const text = [...seen, ...rest].map((e) => /data: (\{.*\})/.exec(e)?.[1]).filter(Boolean).map((json) => JSON.parse(json as string).choices[0]?.delta.content ?? '').join('');
+    const text = [...seen, ...rest]
+      .map((e) => /data: (\{.*\})/.exec(e)?.[1])
+      .filter(Boolean)
+      .map((json) => JSON.parse(json as string).choices[0]?.delta.content ?? '')
+      .join('');
     expect(text).toBe(Array.from({ length: 12 }, (_, i) => `w${i} `).join(''));
     expect(upstream.requests).toHaveLength(1);
     expect(upstream.requests[0]?.clientClosed).toBe(false);

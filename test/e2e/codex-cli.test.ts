@@ -116,7 +116,19 @@ async function runCodex(model: string, prompt: string): Promise<CodexRun> {
   const workdir = await mkdtemp(join(tmpdir(), 'codex-work-'));
   await writeFile(join(home, 'config.toml'), configToml(model));
   const lastMessagePath = join(home, 'last-message.txt');
-  const args = [CODEX, 'exec', '--strict-config', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', '--ephemeral', '--color', 'never', '--output-last-message', lastMessagePath, prompt];
+  const args = [
+    CODEX,
+    'exec',
+    '--strict-config',
+    '--skip-git-repo-check',
+    '--dangerously-bypass-approvals-and-sandbox',
+    '--ephemeral',
+    '--color',
+    'never',
+    '--output-last-message',
+    lastMessagePath,
+    prompt,
+  ];
   const env = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: home,
@@ -165,11 +177,18 @@ describe('codex exec through the gateway', () => {
       const offered = toolNames((upstream.requests[0]?.body as { tools: unknown }).tools);
       expect(offered).toEqual(expect.arrayContaining(['exec_command', 'multi_agent_v1__spawn_agent', 'multi_agent_v1__close_agent']));
       expect(offered).not.toContain('web_search');
-      const messages = (upstream.requests[1]?.body as { messages: Array<{ role: string; tool_call_id?: string; content?: unknown; tool_calls?: Array<{ function: { name: string } }> }> }).messages;
+      const messages = (
+        upstream.requests[1]?.body as {
+          messages: Array<{ role: string; tool_call_id?: string; content?: unknown; tool_calls?: Array<{ function: { name: string } }> }>;
+        }
+      ).messages;
       const outputOf = (id: string) => JSON.stringify(messages.find((message) => message.role === 'tool' && message.tool_call_id === id)?.content);
       expect(outputOf('call_sh')).toContain('wrote-it');
       expect(outputOf('call_ns')).toContain('invalid agent id nobody');
-      expect(messages.flatMap((message) => message.tool_calls ?? []).map((call) => call.function.name)).toEqual(['exec_command', 'multi_agent_v1__close_agent']);
+      expect(messages.flatMap((message) => message.tool_calls ?? []).map((call) => call.function.name)).toEqual([
+        'exec_command',
+        'multi_agent_v1__close_agent',
+      ]);
       expect(run.lastMessage.trim()).toBe(FINAL_TEXT);
       expect(escaped).toEqual([]);
     } finally {
@@ -178,7 +197,10 @@ describe('codex exec through the gateway', () => {
   });
 
   it('runs a shell loop with Anthropic behind the gateway', async () => {
-    anthropic.script([{ kind: 'fixture', name: 'codex-exec-command' }, { kind: 'ok', text: FINAL_TEXT }]);
+    anthropic.script([
+      { kind: 'fixture', name: 'codex-exec-command' },
+      { kind: 'ok', text: FINAL_TEXT },
+    ]);
     const run = await runCodex('claude', 'Write made-by-codex.txt.');
     try {
       expect(run.code, run.output).toBe(0);

@@ -45,7 +45,12 @@ describe('a tier falling back from Anthropic to Gemini', () => {
     expect(completion.choices[0]?.message.content).toBe('Gemini here.');
     expect(anthropic.requests).toHaveLength(2);
     expect(gemini.requests).toHaveLength(1);
-    expect(await usageRecordOf(gateway, secret, requestIdOf(completion))).toMatchObject({ model: 'gemini', provider: 'gemini', requested_model: 'svc-standard', status: 'succeeded' });
+    expect(await usageRecordOf(gateway, secret, requestIdOf(completion))).toMatchObject({
+      model: 'gemini',
+      provider: 'gemini',
+      requested_model: 'svc-standard',
+      status: 'succeeded',
+    });
   });
 
   it('does so for a stream that failed before its first token, and every chunk names the candidate', async () => {

@@ -10,7 +10,19 @@ beforeAll(async () => {
   // 16 jobs at a time of 40 ms each, one request per job: about 400 completions a second, so a burst
   // of 2,000 takes seconds to drain (jobs of several requests would drain it in a fraction of that).
   // A tenant's first 16 outstanding requests go plainly into the queue, the rest wait behind other tenants'.
-  gateway = await startGateway({ catalog: testCatalog('http://127.0.0.1:9/v1'), env: { WORKER_CONCURRENCY: '16', QUEUE_BATCH_MAX: '1', TENANT_FAIR_SHARE: '16', TENANT_MAX_QUEUED: '1000', TENANT_RPM: '0', TENANT_TPM: '0', KEY_RPM: '0', KEY_TPM: '0' } });
+  gateway = await startGateway({
+    catalog: testCatalog('http://127.0.0.1:9/v1'),
+    env: {
+      WORKER_CONCURRENCY: '16',
+      QUEUE_BATCH_MAX: '1',
+      TENANT_FAIR_SHARE: '16',
+      TENANT_MAX_QUEUED: '1000',
+      TENANT_RPM: '0',
+      TENANT_TPM: '0',
+      KEY_RPM: '0',
+      KEY_TPM: '0',
+    },
+  });
 });
 
 afterAll(async () => {
@@ -43,7 +55,9 @@ describe('fair queueing', () => {
     expect(refused.length).toBeGreaterThan(0);
     expect(refused[0]?.body.error).toMatchObject({ code: 'rate_limit_exceeded' });
     await eventually(async () => (await call(gateway.origin, quiet, 'GET', '/v1/usage?since=2000-01-01')).body.data.length === 8, 10_000, 'quiet records');
-    const waits = (await call(gateway.origin, quiet, 'GET', '/v1/usage?since=2000-01-01')).body.data.map((r: { queue_wait_ms: number }) => r.queue_wait_ms).reverse();
+    const waits = (await call(gateway.origin, quiet, 'GET', '/v1/usage?since=2000-01-01')).body.data
+      .map((r: { queue_wait_ms: number }) => r.queue_wait_ms)
+      .reverse();
     const noisyWaits = await call(gateway.origin, (await gateway.issueKey('noisy', 'developer')).secret, 'GET', '/v1/usage?since=2000-01-01&limit=1000');
     const noisyMax = Math.max(...noisyWaits.body.data.map((r: { queue_wait_ms: number }) => r.queue_wait_ms));
     console.log(`fair queueing: quiet tenant queue waits ${waits.join(', ')} ms; noisy tenant's longest wait ${noisyMax} ms`);

@@ -45,7 +45,10 @@ describe('upstream faults', () => {
   });
 
   it('retries a 500 and answers once', async () => {
-    upstream.script([{ kind: 'status', status: 500 }, { kind: 'ok', text: 'second time lucky' }]);
+    upstream.script([
+      { kind: 'status', status: 500 },
+      { kind: 'ok', text: 'second time lucky' },
+    ]);
     const data = await client.chat.completions.create({ model: 'fake-gpt', messages: hello });
     expect(data.choices[0]?.message.content).toBe('second time lucky');
     expect(upstream.requests).toHaveLength(2);
@@ -76,7 +79,11 @@ describe('upstream faults', () => {
   });
 
   it('falls back to the next candidate of a tier and names it', async () => {
-    upstream.script([{ kind: 'status', status: 503 }, { kind: 'status', status: 503 }, { kind: 'status', status: 503 }]);
+    upstream.script([
+      { kind: 'status', status: 503 },
+      { kind: 'status', status: 503 },
+      { kind: 'status', status: 503 },
+    ]);
     const data = await client.chat.completions.create({ model: 'svc-standard', messages: hello });
     expect(data.model).toBe('fake-backup');
     expect(upstream.requests).toHaveLength(3);
@@ -84,7 +91,10 @@ describe('upstream faults', () => {
   });
 
   it('retries a stream that failed before its first token', async () => {
-    upstream.script([{ kind: 'status', status: 502 }, { kind: 'ok', text: 'streamed fine', chunks: 2 }]);
+    upstream.script([
+      { kind: 'status', status: 502 },
+      { kind: 'ok', text: 'streamed fine', chunks: 2 },
+    ]);
     const stream = await client.chat.completions.create({ model: 'fake-gpt', messages: hello, stream: true });
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
@@ -114,7 +124,10 @@ describe('the retry budget', () => {
   // attempt ends after 3 to 4 s (undici's timers are coarse), and the second gets only what is left.
   beforeAll(async () => {
     upstream = await startFakeUpstream();
-    gateway = await startGateway({ catalog: testCatalog(upstream.url), env: { RETRY_BUDGET_MS: '5000', UPSTREAM_HEADERS_TIMEOUT_MS: '3000', RETRY_BASE_MS: '100', RETRY_MAX_ATTEMPTS: '5' } });
+    gateway = await startGateway({
+      catalog: testCatalog(upstream.url),
+      env: { RETRY_BUDGET_MS: '5000', UPSTREAM_HEADERS_TIMEOUT_MS: '3000', RETRY_BASE_MS: '100', RETRY_MAX_ATTEMPTS: '5' },
+    });
   });
   afterAll(async () => {
     await gateway?.close();
@@ -189,7 +202,10 @@ describe('no worker running', () => {
   it('answers 503 with Retry-After after the pickup deadline and removes the job', async () => {
     const client = await clientFor(gateway);
     const started = Date.now();
-    const { response } = await client.chat.completions.create({ model: 'fake-gpt', messages: hello }).withResponse().catch((e: unknown) => ({ response: e }));
+    const { response } = await client.chat.completions
+      .create({ model: 'fake-gpt', messages: hello })
+      .withResponse()
+      .catch((e: unknown) => ({ response: e }));
     const error = response as APIError;
     expect(error).toBeInstanceOf(OpenAI.APIError);
     expect(error).toMatchObject({ status: 503, code: 'queue_timeout' });
@@ -258,7 +274,10 @@ describe('a worker killed with SIGKILL mid-job', () => {
 
   beforeAll(async () => {
     upstream = await startFakeUpstream();
-    gateway = await startGateway({ catalog: testCatalog(upstream.url), env: { ...FAST_FAULTS, UPSTREAM_HEADERS_TIMEOUT_MS: '30000', QUEUE_DEADLINE_MS: '20000' } });
+    gateway = await startGateway({
+      catalog: testCatalog(upstream.url),
+      env: { ...FAST_FAULTS, UPSTREAM_HEADERS_TIMEOUT_MS: '30000', QUEUE_DEADLINE_MS: '20000' },
+    });
     client = await clientFor(gateway);
   });
   afterAll(async () => {

@@ -38,7 +38,8 @@ let secret: string;
 /** An alias per request fixture (with its catalog overrides), and `gemini` with none. */
 function catalog(baseUrl: string): CatalogFile {
   const models: CatalogFile['models'] = { gemini: { ...GEMINI_FIXTURE_MODEL, base_url: baseUrl } };
-  for (const name of REQUESTS) models[`gemini-${name}`] = { ...GEMINI_FIXTURE_MODEL, ...fixture<RequestFixture>(`requests/${name}.json`).model, base_url: baseUrl };
+  for (const name of REQUESTS)
+    models[`gemini-${name}`] = { ...GEMINI_FIXTURE_MODEL, ...fixture<RequestFixture>(`requests/${name}.json`).model, base_url: baseUrl };
   return { models, tiers: { 'svc-flash': ['gemini'], 'svc-standard': ['gemini'], 'svc-pro': ['gemini'] } };
 }
 
@@ -78,7 +79,9 @@ describe('requests, as the upstream receives them', () => {
 
 describe('answers, as the client receives them', () => {
   it.each(RESPONSES)('%s', async (name) => {
-    const { completion: expected } = fixture<{ completion: { choices: Array<{ message: { tool_calls?: Array<{ id: string }> } }>; usage?: unknown } }>(`responses/${name}.json`);
+    const { completion: expected } = fixture<{ completion: { choices: Array<{ message: { tool_calls?: Array<{ id: string }> } }>; usage?: unknown } }>(
+      `responses/${name}.json`,
+    );
     upstream.script([{ kind: 'fixture', name }]);
     const completion = await client.chat.completions.create({ model: 'gemini', messages: hello });
     expect(completion.model).toBe('gemini');
@@ -89,7 +92,9 @@ describe('answers, as the client receives them', () => {
   it.each(STREAMS)('stream %s, its bytes cut every 7', async (name) => {
     const expected = fixture<Array<{ choices: unknown[]; usage?: unknown }>>(`streams/${name}.chunks.json`);
     upstream.script([{ kind: 'fixture', name, pieceBytes: 7 }]);
-    const chunks = await drain(await client.chat.completions.create({ model: 'gemini', messages: hello, stream: true, stream_options: { include_usage: true } }));
+    const chunks = await drain(
+      await client.chat.completions.create({ model: 'gemini', messages: hello, stream: true, stream_options: { include_usage: true } }),
+    );
     const content = expected.filter((chunk) => chunk.choices.length > 0);
     expect(chunks.slice(0, content.length).map((chunk) => chunk.choices)).toEqual(content.map((chunk) => chunk.choices));
     expect(chunks.every((chunk) => chunk.model === 'gemini')).toBe(true);
@@ -99,7 +104,10 @@ describe('answers, as the client receives them', () => {
 
 describe('thought signatures carried to the next turn', () => {
   const tools = [
-    { type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' }, unit: { type: 'string' } } } } },
+    {
+      type: 'function' as const,
+      function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' }, unit: { type: 'string' } } } },
+    },
     { type: 'function' as const, function: { name: 'get_time', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
   ];
   const question = { role: 'user' as const, content: 'Weather and time in Tokyo?' };
@@ -109,7 +117,10 @@ describe('thought signatures carried to the next turn', () => {
     const results = calls.map((c) => ({ role: 'tool' as const, tool_call_id: c.id, content: `{"ok":true,"for":"${c.function.name}"}` }));
     await client.chat.completions.create({ model: 'gemini', tools, messages: [question, message, ...results] });
     const contents = (upstream.requests.at(-1)?.body as { contents: Array<{ role: string; parts: unknown[] }> }).contents;
-    expect(contents[2]).toEqual({ role: 'user', parts: calls.map((c) => ({ functionResponse: { name: c.function.name, response: { ok: true, for: c.function.name } } })) });
+    expect(contents[2]).toEqual({
+      role: 'user',
+      parts: calls.map((c) => ({ functionResponse: { name: c.function.name, response: { ok: true, for: c.function.name } } })),
+    });
     return contents[1]?.parts ?? [];
   }
 
@@ -118,7 +129,10 @@ describe('thought signatures carried to the next turn', () => {
     const first = await client.chat.completions.create({ model: 'gemini', tools, messages: [question] });
     expect(first.choices[0]?.finish_reason).toBe('tool_calls');
     const parts = await nextTurnOf(first.choices[0]?.message as OpenAI.Chat.Completions.ChatCompletionMessage);
-    expect(parts[0]).toEqual({ functionCall: { name: 'get_weather', args: { city: 'Tokyo', unit: 'celsius' } }, thoughtSignature: 'CikBcsjafFK168IbtVtoxVV0Tsn8O+eU45rzJahzwuKGmMbdMdfpmNpgBwplAXLI2nyA/pIFcnZwFm+7WFmLyMd8R4DXwsjqaeA=' });
+    expect(parts[0]).toEqual({
+      functionCall: { name: 'get_weather', args: { city: 'Tokyo', unit: 'celsius' } },
+      thoughtSignature: 'CikBcsjafFK168IbtVtoxVV0Tsn8O+eU45rzJahzwuKGmMbdMdfpmNpgBwplAXLI2nyA/pIFcnZwFm+7WFmLyMd8R4DXwsjqaeA=',
+    });
     expect(parts[1]).toEqual({ functionCall: { name: 'get_time', args: { city: 'Tokyo' } } });
   });
 
@@ -130,24 +144,47 @@ describe('thought signatures carried to the next turn', () => {
     const parts = await nextTurnOf(message);
     const signed = parts.filter((part) => typeof (part as { thoughtSignature?: unknown }).thoughtSignature === 'string');
     expect(signed.length).toBeGreaterThan(0);
-    expect(parts.map((part) => (part as { functionCall?: { name: string } }).functionCall?.name).filter(Boolean)).toEqual(message.tool_calls?.map((c) => (c as { function: { name: string } }).function.name));
+    expect(parts.map((part) => (part as { functionCall?: { name: string } }).functionCall?.name).filter(Boolean)).toEqual(
+      message.tool_calls?.map((c) => (c as { function: { name: string } }).function.name),
+    );
   });
 });
 
 describe('usage', () => {
   it('counts thoughts as completion and reasoning tokens, cached tokens as cached, into the usage record', async () => {
-    upstream.script([{ kind: 'ok', text: 'thought about it', usage: { promptTokenCount: 4000, cachedContentTokenCount: 3000, candidatesTokenCount: 40, thoughtsTokenCount: 200, totalTokenCount: 4240 } }]);
+    upstream.script([
+      {
+        kind: 'ok',
+        text: 'thought about it',
+        usage: { promptTokenCount: 4000, cachedContentTokenCount: 3000, candidatesTokenCount: 40, thoughtsTokenCount: 200, totalTokenCount: 4240 },
+      },
+    ]);
     const completion = await client.chat.completions.create({ model: 'gemini', messages: hello });
-    expect(completion.usage).toEqual({ prompt_tokens: 4000, completion_tokens: 240, total_tokens: 4240, prompt_tokens_details: { cached_tokens: 3000 }, completion_tokens_details: { reasoning_tokens: 200 } });
+    expect(completion.usage).toEqual({
+      prompt_tokens: 4000,
+      completion_tokens: 240,
+      total_tokens: 4240,
+      prompt_tokens_details: { cached_tokens: 3000 },
+      completion_tokens_details: { reasoning_tokens: 200 },
+    });
     const record = await usageRecordOf(gateway, secret, requestIdOf(completion));
-    expect(record).toMatchObject({ provider: 'gemini', prompt_tokens: 4000, completion_tokens: 240, cached_tokens: 3000, reasoning_tokens: 200, usage_source: 'provider' });
+    expect(record).toMatchObject({
+      provider: 'gemini',
+      prompt_tokens: 4000,
+      completion_tokens: 240,
+      cached_tokens: 3000,
+      reasoning_tokens: 200,
+      usage_source: 'provider',
+    });
     // 1,000 × 0.3 + 3,000 × 0.075 + 240 × 2.5 micro-units.
     expect(record.cost_micros).toBe(Math.round(1000 * 0.3 + 3000 * 0.075 + 240 * 2.5));
   });
 
   it('takes the counts of the last event, ignoring the prompt-only counts of the events before', async () => {
     upstream.script([{ kind: 'ok', text: 'one two three', usage: { promptTokenCount: 9, candidatesTokenCount: 3, totalTokenCount: 12 }, pieceBytes: 9 }]);
-    const chunks = await drain(await client.chat.completions.create({ model: 'gemini', messages: hello, stream: true, stream_options: { include_usage: true } }));
+    const chunks = await drain(
+      await client.chat.completions.create({ model: 'gemini', messages: hello, stream: true, stream_options: { include_usage: true } }),
+    );
     expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe('one two three');
     expect(chunks.at(-1)?.usage).toMatchObject({ prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 });
   });
@@ -155,8 +192,13 @@ describe('usage', () => {
 
 describe('errors', () => {
   it('retries 429 RESOURCE_EXHAUSTED, waiting the RetryInfo delay of its body', async () => {
-    const body = { error: { ...geminiErrorBody(429, 'Quota exceeded.').error, details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '1s' }] } };
-    upstream.script([{ kind: 'status', status: 429, body }, { kind: 'ok', text: 'after the wait' }]);
+    const body = {
+      error: { ...geminiErrorBody(429, 'Quota exceeded.').error, details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '1s' }] },
+    };
+    upstream.script([
+      { kind: 'status', status: 429, body },
+      { kind: 'ok', text: 'after the wait' },
+    ]);
     const started = Date.now();
     const completion = await client.chat.completions.create({ model: 'gemini', messages: hello });
     expect(completion.choices[0]?.message.content).toBe('after the wait');
@@ -165,13 +207,21 @@ describe('errors', () => {
   });
 
   it('retries 503 UNAVAILABLE', async () => {
-    upstream.script([{ kind: 'status', status: 503 }, { kind: 'ok', text: 'back' }]);
+    upstream.script([
+      { kind: 'status', status: 503 },
+      { kind: 'ok', text: 'back' },
+    ]);
     expect((await client.chat.completions.create({ model: 'gemini', messages: hello })).choices[0]?.message.content).toBe('back');
     expect(upstream.requests).toHaveLength(2);
   });
 
   it('answers 400 INVALID_ARGUMENT as ours, with its status as code and the field it names as param, tried once', async () => {
-    const body = { error: { ...geminiErrorBody(400, 'Invalid JSON payload received. Unknown name "foo".').error, details: [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field: 'generation_config.foo', description: 'Unknown name' }] }] } };
+    const body = {
+      error: {
+        ...geminiErrorBody(400, 'Invalid JSON payload received. Unknown name "foo".').error,
+        details: [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field: 'generation_config.foo', description: 'Unknown name' }] }],
+      },
+    };
     upstream.script([{ kind: 'status', status: 400, body }]);
     const error = await failure(client.chat.completions.create({ model: 'gemini', messages: hello }));
     expect(error).toMatchObject({ status: 400, type: 'invalid_request_error', code: 'INVALID_ARGUMENT', param: 'generation_config.foo' });
@@ -196,7 +246,10 @@ describe('errors', () => {
   });
 
   it('retries an error object that came before the first token, and ends the stream with one that came after', async () => {
-    upstream.script([{ kind: 'error-event', error: geminiErrorBody(503, 'The model is overloaded.').error }, { kind: 'ok', text: 'second try' }]);
+    upstream.script([
+      { kind: 'error-event', error: geminiErrorBody(503, 'The model is overloaded.').error },
+      { kind: 'ok', text: 'second try' },
+    ]);
     const retried = await drain(await client.chat.completions.create({ model: 'gemini', messages: hello, stream: true }));
     expect(retried.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe('second try');
     upstream.reset();

@@ -15,7 +15,10 @@ const hello = [{ role: 'user' as const, content: 'hello' }];
 beforeAll(async () => {
   upstream = await startFakeUpstream();
   idp = await startJwksServer();
-  gateway = await startGateway({ catalog: testCatalog(upstream.url), env: { JWT_ISSUERS: idp.issuer, JWKS_REFETCH_INTERVAL_MS: '0', JWKS_CACHE_TTL_MS: '60000' } });
+  gateway = await startGateway({
+    catalog: testCatalog(upstream.url),
+    env: { JWT_ISSUERS: idp.issuer, JWKS_REFETCH_INTERVAL_MS: '0', JWKS_CACHE_TTL_MS: '60000' },
+  });
 });
 
 afterAll(async () => {
@@ -25,7 +28,7 @@ afterAll(async () => {
 });
 
 describe('JWT authentication', () => {
-  it('a signed token resolves to the same principal as an API key: the SDK completes with it, usage is the tenant\'s', async () => {
+  it("a signed token resolves to the same principal as an API key: the SDK completes with it, usage is the tenant's", async () => {
     const token = await idp.sign(idp.claims({ tenant: 'jwt-co', role: 'developer', sub: 'user-42' }), { alg: 'ES256' });
     const data = await new OpenAI({ baseURL: gateway.baseURL, apiKey: token, maxRetries: 0 }).chat.completions.create({ model: 'fake-gpt', messages: hello });
     expect(data.choices[0]?.message.content).toBe('Hello from the fake upstream.');

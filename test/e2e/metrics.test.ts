@@ -50,7 +50,9 @@ async function scrape(origin: string): Promise<Map<string, Sample[]>> {
 
 /** The sum of a metric's series whose labels include `labels`. */
 function total(scraped: Map<string, Sample[]>, name: string, labels: Record<string, string> = {}): number {
-  return (scraped.get(name) ?? []).filter((sample) => Object.entries(labels).every(([key, value]) => sample.labels[key] === value)).reduce((sum, sample) => sum + sample.value, 0);
+  return (scraped.get(name) ?? [])
+    .filter((sample) => Object.entries(labels).every(([key, value]) => sample.labels[key] === value))
+    .reduce((sum, sample) => sum + sample.value, 0);
 }
 
 const webOps = () => opsUrl(gateway.web);
@@ -143,15 +145,26 @@ describe('metrics of web and worker', () => {
 
     upstream.script([{ kind: 'break-after-first-chunk' }]);
     await expect(drain(await acme.chat.completions.create({ model: 'fake-gpt', messages: hello, stream: true }))).rejects.toThrow();
-    await eventually(async () => (await counted({ status_class: '2xx', code: 'provider_failed' })) === failed + 1, 5000, 'the failed stream counted by its code');
+    await eventually(
+      async () => (await counted({ status_class: '2xx', code: 'provider_failed' })) === failed + 1,
+      5000,
+      'the failed stream counted by its code',
+    );
   });
 
   it('read the queue, the outbox and the round trips to Redis and the store at scrape time, in both processes', async () => {
     for (const origin of [webOps(), workerOps()]) {
       const scraped = await scrape(origin);
       const shards = Array.from({ length: gateway.keys.queueShards }, (_, shard) => String(shard));
-      expect(new Set(scraped.get('gateway_queue_jobs')?.map((sample) => `${sample.labels.shard}/${sample.labels.state}`))).toEqual(new Set(shards.flatMap((shard) => ['waiting', 'prioritized', 'delayed', 'active'].map((state) => `${shard}/${state}`))));
-      expect(scraped.get('gateway_outbox_backlog')?.map((sample) => sample.labels.shard).sort()).toEqual(shards.sort());
+      expect(new Set(scraped.get('gateway_queue_jobs')?.map((sample) => `${sample.labels.shard}/${sample.labels.state}`))).toEqual(
+        new Set(shards.flatMap((shard) => ['waiting', 'prioritized', 'delayed', 'active'].map((state) => `${shard}/${state}`))),
+      );
+      expect(
+        scraped
+          .get('gateway_outbox_backlog')
+          ?.map((sample) => sample.labels.shard)
+          .sort(),
+      ).toEqual(shards.sort());
       expect(total(scraped, 'gateway_dependency_round_trip_seconds', { dependency: 'redis' })).toBeGreaterThan(0);
       expect(total(scraped, 'gateway_dependency_round_trip_seconds', { dependency: 'store' })).toBeGreaterThan(0);
     }
@@ -171,12 +184,23 @@ describe('/readyz', () => {
     expect(await (await fetch(`${workerOps()}/readyz`)).json()).toMatchObject({ status: 'ready', checks: { redis: { state: 'up' }, store: { state: 'up' } } });
 
     await stopProcess(gateway.workers.shift() as NonNullable<GatewayUnderTest['workers'][number]>);
-    await eventually(async () => ((await (await fetch(`${gateway.origin}/readyz`)).json()) as { status: string }).status === 'degraded', 4000, 'the queue reported down');
+    await eventually(
+      async () => ((await (await fetch(`${gateway.origin}/readyz`)).json()) as { status: string }).status === 'degraded',
+      4000,
+      'the queue reported down',
+    );
     const degraded = await fetch(`${webOps()}/readyz`);
     expect(degraded.status).toBe(200);
-    expect(await degraded.json()).toMatchObject({ status: 'degraded', checks: { redis: { state: 'up' }, queue: { state: 'down', error: expect.stringContaining('no worker') } } });
+    expect(await degraded.json()).toMatchObject({
+      status: 'degraded',
+      checks: { redis: { state: 'up' }, queue: { state: 'down', error: expect.stringContaining('no worker') } },
+    });
 
     await gateway.startWorker();
-    await eventually(async () => ((await (await fetch(`${gateway.origin}/readyz`)).json()) as { status: string }).status === 'ready', 4000, 'the queue back up');
+    await eventually(
+      async () => ((await (await fetch(`${gateway.origin}/readyz`)).json()) as { status: string }).status === 'ready',
+      4000,
+      'the queue back up',
+    );
   });
 });

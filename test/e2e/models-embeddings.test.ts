@@ -25,7 +25,14 @@ function catalog(): WrittenCatalog {
   const base = testCatalog(upstream.url);
   const embedding = { mode: 'embeddings' as const, context_window: 8192, input_price_per_mtok: 1 };
   base.models['fake-embed'] = { provider: 'openai-compatible', base_url: upstream.url, upstream_model: 'text-embedding-fake', ...embedding };
-  base.models['fake-embed-fixed'] = { provider: 'openai-compatible', base_url: upstream.url, upstream_model: 'ada-fake', ...embedding, context_window: 16, rejected_params: ['dimensions'] };
+  base.models['fake-embed-fixed'] = {
+    provider: 'openai-compatible',
+    base_url: upstream.url,
+    upstream_model: 'ada-fake',
+    ...embedding,
+    context_window: 16,
+    rejected_params: ['dimensions'],
+  };
   base.models['gemini-embed'] = { provider: 'gemini', base_url: gemini.url, upstream_model: 'gemini-embedding-fake', ...embedding };
   base.models['sim-embed'] = { provider: 'simulator', upstream_model: 'sim-embed-1', ...embedding, simulator: { dimensions: 8 } };
   base.models['org/fake-slash'] = { ...(base.models['fake-gpt'] as WrittenCatalog['models'][string]) };
@@ -60,9 +67,16 @@ describe('GET /v1/models', () => {
     }
     expect(ids).toEqual(['svc-flash', 'svc-standard', 'svc-pro', ...Object.keys(catalog().models)]);
     const tier = await client.models.retrieve('svc-standard');
-    expect(tier).toMatchObject({ id: 'svc-standard', owned_by: 'gateway', gateway: { kind: 'tier', mode: 'chat', candidates: ['fake-gpt', 'fake-backup'], context_window: 8192 } });
+    expect(tier).toMatchObject({
+      id: 'svc-standard',
+      owned_by: 'gateway',
+      gateway: { kind: 'tier', mode: 'chat', candidates: ['fake-gpt', 'fake-backup'], context_window: 8192 },
+    });
     const embed = await client.models.retrieve('fake-embed');
-    expect(embed).toMatchObject({ owned_by: 'openai-compatible', gateway: { kind: 'model', mode: 'embeddings', context_window: 8192, pricing: { input_per_mtok: 1 } } });
+    expect(embed).toMatchObject({
+      owned_by: 'openai-compatible',
+      gateway: { kind: 'model', mode: 'embeddings', context_window: 8192, pricing: { input_per_mtok: 1 } },
+    });
     expect(JSON.stringify(embed)).not.toContain('text-embedding-fake');
   });
 
@@ -92,7 +106,16 @@ describe('POST /v1/embeddings', () => {
     expect(upstream.requests[0]?.path).toBe('/v1/embeddings');
     expect(upstream.requests[0]?.body).toEqual({ model: 'text-embedding-fake', input: ['one', 'two words', 'and three words'], encoding_format: 'base64' });
     const record = await usageRecordOf(gateway, admin, response.headers.get('x-request-id') as string);
-    expect(record).toMatchObject({ operation: 'embeddings', model: 'fake-embed', prompt_tokens: 6, completion_tokens: 0, cost_micros: 6, usage_source: 'provider', status: 'succeeded', stream: false });
+    expect(record).toMatchObject({
+      operation: 'embeddings',
+      model: 'fake-embed',
+      prompt_tokens: 6,
+      completion_tokens: 0,
+      cost_micros: 6,
+      usage_source: 'provider',
+      status: 'succeeded',
+      stream: false,
+    });
   });
 
   it('forwards dimensions, float encoding and token arrays as sent', async () => {
@@ -168,11 +191,27 @@ describe('POST /v1/embeddings', () => {
     const app = new OpenAI({ baseURL: gateway.baseURL, apiKey: (await gateway.issueKey('pii-tenant', 'app')).secret, maxRetries: 0 });
     const input = ['nothing here', 'write to jane.doe@example.com'];
     expect((await call(gateway.origin, tenantAdmin, 'PUT', '/internal/v1/pii-policy', { mode: 'block', critical: ['email'] })).status).toBe(200);
-    await eventually(async () => (await app.embeddings.create({ model: 'fake-embed', input }).then(() => 200, (e: { status: number }) => e.status)) === 422, 3000, 'the block policy');
+    await eventually(
+      async () =>
+        (await app.embeddings.create({ model: 'fake-embed', input }).then(
+          () => 200,
+          (e: { status: number }) => e.status,
+        )) === 422,
+      3000,
+      'the block policy',
+    );
     const blocked = await apiFailure(app.embeddings.create({ model: 'fake-embed', input }));
     expect(blocked.error).toMatchObject({ code: 'pii_detected', param: 'input[1]' });
     expect((await call(gateway.origin, tenantAdmin, 'PUT', '/internal/v1/pii-policy', { mode: 'mask', critical: ['email'] })).status).toBe(200);
-    await eventually(async () => (await app.embeddings.create({ model: 'fake-embed', input }).then(() => true, () => false)), 3000, 'the mask policy');
+    await eventually(
+      async () =>
+        await app.embeddings.create({ model: 'fake-embed', input }).then(
+          () => true,
+          () => false,
+        ),
+      3000,
+      'the mask policy',
+    );
     const sent = (upstream.requests.at(-1)?.body as { input: string[] }).input;
     expect(sent[0]).toBe('nothing here');
     expect(sent[1]).not.toContain('jane.doe@example.com');
@@ -184,7 +223,13 @@ describe('POST /v1/embeddings', () => {
     // Each call reserves 5 micro-units (19 bytes / 4, at 1 per token) and is charged 4 (the fake's 4 words).
     expect((await call(gateway.origin, tenantAdmin, 'POST', '/internal/v1/budgets', { window: 'day', limit_micros: 10 })).status).toBe(201);
     const results: number[] = [];
-    for (let i = 0; i < 3; i++) results.push(await app.embeddings.create({ model: 'fake-embed', input: 'abcd efgh ijkl mnop' }).then(() => 200, (e: { status: number }) => e.status));
+    for (let i = 0; i < 3; i++)
+      results.push(
+        await app.embeddings.create({ model: 'fake-embed', input: 'abcd efgh ijkl mnop' }).then(
+          () => 200,
+          (e: { status: number }) => e.status,
+        ),
+      );
     expect(results).toEqual([200, 200, 402]);
   });
 });

@@ -80,7 +80,11 @@ async function send(probe: Probe, expected: number): Promise<{ text: string; hea
   const key = probe.key === undefined ? keys.admin : probe.key;
   const headers: Record<string, string> = { ...(key === null ? {} : { authorization: `Bearer ${key}` }), ...probe.headers };
   if (probe.body !== undefined || probe.raw !== undefined) headers['content-type'] ??= 'application/json';
-  const response = await fetch(`${gateway.origin}${probe.url}`, { method: probe.method, headers, body: probe.raw ?? (probe.body === undefined ? undefined : JSON.stringify(probe.body)) });
+  const response = await fetch(`${gateway.origin}${probe.url}`, {
+    method: probe.method,
+    headers,
+    body: probe.raw ?? (probe.body === undefined ? undefined : JSON.stringify(probe.body)),
+  });
   const text = await response.text();
   expect(response.status, `${probe.method} ${probe.url}: ${text.slice(0, 500)}`).toBe(expected);
   expectDocumented(probe, response.status, response.headers.get('content-type') ?? '', text);
@@ -137,7 +141,14 @@ beforeAll(async () => {
   gateway = await startGateway({ catalog: testCatalog(upstream.url), env: { BODY_LIMIT_BYTES: String(BODY_LIMIT), SETTINGS_CACHE_TTL_MS: '100' } });
   for (const role of ['admin', 'developer', 'app', 'auditor'] as const) keys[role] = (await gateway.issueKey('acme', role)).secret;
   operatorAdmin = (await gateway.issueKey('operator', 'admin')).secret;
-  expect((await call(gateway.origin, keys.admin, 'POST', '/internal/v1/prompts/greet/versions', { messages: [{ role: 'user', content: 'Hello {{name}}' }], model: 'sim' })).status).toBe(201);
+  expect(
+    (
+      await call(gateway.origin, keys.admin, 'POST', '/internal/v1/prompts/greet/versions', {
+        messages: [{ role: 'user', content: 'Hello {{name}}' }],
+        model: 'sim',
+      })
+    ).status,
+  ).toBe(201);
   expect((await call(gateway.origin, keys.admin, 'POST', '/internal/v1/prompts/greet/activate', { version: 1 })).status).toBe(200);
   expect((await call(gateway.origin, keys.admin, 'POST', '/internal/v1/budgets', { window: 'month', limit_micros: 1_000_000_000 })).status).toBe(201);
   const response = await fetch(`${gateway.origin}/openapi.json`);
@@ -165,12 +176,14 @@ describe('the document', () => {
   });
 
   it('lists every public route, and no internal one, nor its own pages', () => {
-    const operations = Object.entries(doc.paths as Record<string, Json>).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
+    const operations = Object.entries(doc.paths as Record<string, Json>).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+    );
     expect(operations.sort()).toEqual([...new Set(Object.values(ROUTES).map((route) => `${route.method} ${route.path}`))].sort());
     expect(JSON.stringify(doc)).not.toContain('/internal');
   });
 
-  it('refers every error to one shared envelope: the spec\'s, or Anthropic\'s on /v1/messages', () => {
+  it("refers every error to one shared envelope: the spec's, or Anthropic's on /v1/messages", () => {
     for (const [path, item] of Object.entries(doc.paths as Record<string, Json>)) {
       for (const operation of Object.values(item as Record<string, Json>)) {
         for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
@@ -290,7 +303,11 @@ describe('answers match the document', () => {
   });
 
   it('every route of the document was called', () => {
-    expect([...seen.keys()].sort()).toEqual(Object.entries(doc.paths as Record<string, Json>).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`)).sort());
+    expect([...seen.keys()].sort()).toEqual(
+      Object.entries(doc.paths as Record<string, Json>)
+        .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`))
+        .sort(),
+    );
   });
 });
 

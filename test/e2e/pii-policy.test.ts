@@ -71,11 +71,19 @@ describe('PII policy', () => {
 
   it('mask applies to substituted prompt variables too', async () => {
     await setPolicy('mask');
-    const created = await call(gateway.origin, admin, 'POST', '/internal/v1/prompts/support/versions', { messages: [{ role: 'user', content: 'Customer {{contact}} asks: {{question}}' }], model: 'fake-gpt' });
+    const created = await call(gateway.origin, admin, 'POST', '/internal/v1/prompts/support/versions', {
+      messages: [{ role: 'user', content: 'Customer {{contact}} asks: {{question}}' }],
+      model: 'fake-gpt',
+    });
     expect(created.status).toBe(201);
-    const response = await call(gateway.origin, app, 'POST', '/v1/chat/completions', { prompt: 'support', variables: { contact: EMAIL, question: 'where is my order 12345?' } });
+    const response = await call(gateway.origin, app, 'POST', '/v1/chat/completions', {
+      prompt: 'support',
+      variables: { contact: EMAIL, question: 'where is my order 12345?' },
+    });
     expect(response.status).toBe(200);
-    expect((upstream.requests[0]?.body as { messages: Array<{ content: string }> }).messages[0]?.content).toBe('Customer [EMAIL_1] asks: where is my order 12345?');
+    expect((upstream.requests[0]?.body as { messages: Array<{ content: string }> }).messages[0]?.content).toBe(
+      'Customer [EMAIL_1] asks: where is my order 12345?',
+    );
   });
 
   it('flag: passed through unchanged; the usage record and an audit event carry the categories', async () => {
@@ -84,16 +92,32 @@ describe('PII policy', () => {
     expect(response.status).toBe(200);
     expect(JSON.stringify(upstream.requests[0]?.body)).toContain(EMAIL);
     const requestId = response.body.request_id;
-    await eventually(async () => (await call(gateway.origin, admin, 'GET', '/v1/usage?since=2000-01-01')).body.data.some((r: { request_id: string }) => r.request_id === requestId), 5000, 'recorded');
-    const record = (await call(gateway.origin, admin, 'GET', '/v1/usage?since=2000-01-01')).body.data.find((r: { request_id: string }) => r.request_id === requestId);
+    await eventually(
+      async () =>
+        (await call(gateway.origin, admin, 'GET', '/v1/usage?since=2000-01-01')).body.data.some((r: { request_id: string }) => r.request_id === requestId),
+      5000,
+      'recorded',
+    );
+    const record = (await call(gateway.origin, admin, 'GET', '/v1/usage?since=2000-01-01')).body.data.find(
+      (r: { request_id: string }) => r.request_id === requestId,
+    );
     expect(record.pii_flags).toEqual(['email', 'payment_card']);
-    await eventually(async () => (await call(gateway.origin, admin, 'GET', '/v1/audit?action=pii.flagged')).body.data.some((e: { request_id: string }) => e.request_id === requestId), 5000, 'flag audited');
+    await eventually(
+      async () =>
+        (await call(gateway.origin, admin, 'GET', '/v1/audit?action=pii.flagged')).body.data.some((e: { request_id: string }) => e.request_id === requestId),
+      5000,
+      'flag audited',
+    );
   });
 
   it('only admins read or change the policy; changes are audited', async () => {
     expect((await call(gateway.origin, app, 'PUT', '/internal/v1/pii-policy', { mode: 'off' })).status).toBe(403);
     expect((await call(gateway.origin, admin, 'GET', '/internal/v1/pii-policy')).body).toMatchObject({ mode: 'flag' });
     expect((await call(gateway.origin, admin, 'PUT', '/internal/v1/pii-policy', { mode: 'shred' })).status).toBe(400);
-    await eventually(async () => (await call(gateway.origin, admin, 'GET', '/v1/audit?action=policy.pii_updated')).body.data.length >= 4, 5000, 'policy changes audited');
+    await eventually(
+      async () => (await call(gateway.origin, admin, 'GET', '/v1/audit?action=policy.pii_updated')).body.data.length >= 4,
+      5000,
+      'policy changes audited',
+    );
   });
 });

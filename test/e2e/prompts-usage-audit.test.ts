@@ -24,7 +24,10 @@ function promptRequest(prompt: string, variables: Record<string, unknown>, extra
 
 async function createVersion(name: string, content: string, extra: Record<string, unknown> = {}) {
   return call(gateway.origin, keys.adminA as string, 'POST', `/internal/v1/prompts/${name}/versions`, {
-    messages: [{ role: 'system', content: 'You are terse.' }, { role: 'user', content }],
+    messages: [
+      { role: 'system', content: 'You are terse.' },
+      { role: 'user', content },
+    ],
     model: 'fake-gpt',
     parameters: { temperature: 0.3, max_tokens: 50 },
     ...extra,
@@ -38,7 +41,15 @@ async function usageOf(secret: string, query = `since=${today}`) {
 beforeAll(async () => {
   upstream = await startFakeUpstream();
   gateway = await startGateway({ catalog: testCatalog(upstream.url), env: { KEY_CACHE_TTL_MS: '200' }, webs: 2 });
-  for (const [name, tenant, role] of [['adminA', 'tenant-a', 'admin'], ['appA', 'tenant-a', 'app'], ['devA', 'tenant-a', 'developer'], ['auditorA', 'tenant-a', 'auditor'], ['adminB', 'tenant-b', 'admin'], ['devB', 'tenant-b', 'developer'], ['revokedA', 'tenant-a', 'app']] as const) {
+  for (const [name, tenant, role] of [
+    ['adminA', 'tenant-a', 'admin'],
+    ['appA', 'tenant-a', 'app'],
+    ['devA', 'tenant-a', 'developer'],
+    ['auditorA', 'tenant-a', 'auditor'],
+    ['adminB', 'tenant-b', 'admin'],
+    ['devB', 'tenant-b', 'developer'],
+    ['revokedA', 'tenant-a', 'app'],
+  ] as const) {
     const key = await gateway.issueKey(tenant, role);
     keys[name] = key.secret;
     if (name === 'revokedA') revokedKeyId = key.id;
@@ -66,12 +77,18 @@ describe('named prompts', () => {
       model: 'fake-upstream-model',
       temperature: 0.3,
       max_tokens: 50,
-      messages: [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Hello Ada, tell me about queues.' }],
+      messages: [
+        { role: 'system', content: 'You are terse.' },
+        { role: 'user', content: 'Hello Ada, tell me about queues.' },
+      ],
     });
   });
 
   it('streams a named prompt', async () => {
-    const stream = await sdk(keys.appA as string).chat.completions.create({ ...promptRequest('greet', { name: 'Bo', topic: 'streams' }), stream: true } as unknown as OpenAI.ChatCompletionCreateParamsStreaming);
+    const stream = await sdk(keys.appA as string).chat.completions.create({
+      ...promptRequest('greet', { name: 'Bo', topic: 'streams' }),
+      stream: true,
+    } as unknown as OpenAI.ChatCompletionCreateParamsStreaming);
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     expect(text).toBe('Hello from the fake upstream.');
@@ -95,7 +112,13 @@ describe('named prompts', () => {
   it('GET /v1/prompts/{name} returns the active version', async () => {
     const response = await call(gateway.origin, keys.devA as string, 'GET', '/v1/prompts/greet');
     expect(response.status).toBe(200);
-    expect(response.body).toMatchObject({ name: 'greet', version: 1, model: 'fake-gpt', parameters: { temperature: 0.3, max_tokens: 50 }, variables: ['name', 'topic'] });
+    expect(response.body).toMatchObject({
+      name: 'greet',
+      version: 1,
+      model: 'fake-gpt',
+      parameters: { temperature: 0.3, max_tokens: 50 },
+      variables: ['name', 'topic'],
+    });
     expect(response.body.messages[1].content).toBe('Hello {{name}}, tell me about {{ topic }}.');
   });
 
@@ -116,9 +139,18 @@ describe('named prompts', () => {
     upstream.reset();
     await client.chat.completions.create(promptRequest('switch', { x: 'after' }));
     await other.chat.completions.create(promptRequest('switch', { x: 'after' }));
-    expect(upstream.requests.map((r) => (r.body as { messages: Array<{ content: string }> }).messages[1]?.content)).toEqual(['version one says after', 'version one says after']);
+    expect(upstream.requests.map((r) => (r.body as { messages: Array<{ content: string }> }).messages[1]?.content)).toEqual([
+      'version one says after',
+      'version one says after',
+    ]);
     const versions = await call(gateway.origin, keys.adminA as string, 'GET', '/internal/v1/prompts/switch/versions');
-    expect(versions.body).toMatchObject({ active_version: 1, data: [{ version: 2, active: false }, { version: 1, active: true }] });
+    expect(versions.body).toMatchObject({
+      active_version: 1,
+      data: [
+        { version: 2, active: false },
+        { version: 1, active: true },
+      ],
+    });
   });
 
   it('only admins manage prompts; unknown versions are 404', async () => {
@@ -126,7 +158,10 @@ describe('named prompts', () => {
     const missing = await call(gateway.origin, keys.adminA as string, 'POST', '/internal/v1/prompts/greet/activate', { version: 99 });
     expect(missing.status).toBe(404);
     expect(missing.body.error).toMatchObject({ code: 'prompt_not_found' });
-    const badModel = await call(gateway.origin, keys.adminA as string, 'POST', '/internal/v1/prompts/x/versions', { messages: [{ role: 'user', content: 'hi' }], model: 'no-such-model' });
+    const badModel = await call(gateway.origin, keys.adminA as string, 'POST', '/internal/v1/prompts/x/versions', {
+      messages: [{ role: 'user', content: 'hi' }],
+      model: 'no-such-model',
+    });
     expect(badModel.body.error).toMatchObject({ code: 'model_not_found' });
   });
 });
@@ -135,14 +170,26 @@ describe('usage records', () => {
   it('records every request once, with totals equal to the sum of the responses', async () => {
     const client = sdk(keys.appA as string);
     const feature = { headers: { 'X-Feature': 'search' } };
-    const responses = await Promise.all(Array.from({ length: 6 }, () => client.chat.completions.create({ model: 'svc-flash', messages: [{ role: 'user', content: 'count my tokens please' }] }, feature)));
+    const responses = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        client.chat.completions.create({ model: 'svc-flash', messages: [{ role: 'user', content: 'count my tokens please' }] }, feature),
+      ),
+    );
     const expected = responses.reduce((sum, r) => sum + (r.usage?.total_tokens ?? 0), 0);
     const ids = new Set(responses.map((r) => (r as unknown as { request_id: string }).request_id));
     await eventually(async () => (await usageOf(keys.devA as string, `since=${today}&feature=search`)).body.data.length === 6, 5000, 'six usage records');
     const page = await usageOf(keys.devA as string, `since=${today}&feature=search`);
     expect(new Set(page.body.data.map((r: { request_id: string }) => r.request_id))).toEqual(ids);
     expect(page.body.data.reduce((sum: number, r: { total_tokens: number }) => sum + r.total_tokens, 0)).toBe(expected);
-    expect(page.body.data[0]).toMatchObject({ model: 'fake-gpt', requested_model: 'svc-flash', provider: 'openai-compatible', feature: 'search', status: 'succeeded', usage_source: 'provider', stream: false });
+    expect(page.body.data[0]).toMatchObject({
+      model: 'fake-gpt',
+      requested_model: 'svc-flash',
+      provider: 'openai-compatible',
+      feature: 'search',
+      status: 'succeeded',
+      usage_source: 'provider',
+      stream: false,
+    });
     expect(page.body.data[0].cost_micros).toBe(page.body.data[0].prompt_tokens * 1 + page.body.data[0].completion_tokens * 2);
     const byModel = await usageOf(keys.devA as string, `since=${today}&feature=search&group_by=model`);
     expect(byModel.body.data).toEqual([expect.objectContaining({ model: 'fake-gpt', requests: 6, total_tokens: expected })]);
@@ -150,11 +197,22 @@ describe('usage records', () => {
 
   it('names the prompt version on the record, and records failures', async () => {
     upstream.script([{ kind: 'status', status: 400 }]);
-    const failed = await sdk(keys.appA as string).chat.completions.create({ model: 'fake-gpt', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+    const failed = await sdk(keys.appA as string)
+      .chat.completions.create({ model: 'fake-gpt', messages: [{ role: 'user', content: 'x' }] })
+      .catch((e: unknown) => e);
     const failedId = (failed as APIError).requestID;
-    await eventually(async () => (await usageOf(keys.devA as string)).body.data.some((r: { request_id: string }) => r.request_id === failedId), 5000, 'the failed request\'s record');
+    await eventually(
+      async () => (await usageOf(keys.devA as string)).body.data.some((r: { request_id: string }) => r.request_id === failedId),
+      5000,
+      "the failed request's record",
+    );
     const records = (await usageOf(keys.devA as string, `since=${today}&limit=1000`)).body.data;
-    expect(records.find((r: { request_id: string }) => r.request_id === failedId)).toMatchObject({ status: 'failed', error_code: 'provider_invalid_request', total_tokens: 0, cost_micros: 0 });
+    expect(records.find((r: { request_id: string }) => r.request_id === failedId)).toMatchObject({
+      status: 'failed',
+      error_code: 'provider_invalid_request',
+      total_tokens: 0,
+      cost_micros: 0,
+    });
     expect(records.some((r: { prompt_name: string; prompt_version: number }) => r.prompt_name === 'greet' && r.prompt_version === 1)).toBe(true);
   });
 
@@ -163,7 +221,10 @@ describe('usage records', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: { body: { data: Array<{ request_id: string }>; next_cursor: string | null } } = await usageOf(keys.devA as string, `since=${today}&limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+      const page: { body: { data: Array<{ request_id: string }>; next_cursor: string | null } } = await usageOf(
+        keys.devA as string,
+        `since=${today}&limit=3${cursor ? `&cursor=${cursor}` : ''}`,
+      );
       seen.push(...page.body.data.map((r) => r.request_id));
       cursor = page.body.next_cursor;
     } while (cursor);
@@ -184,10 +245,16 @@ describe('tenant isolation', () => {
   it('tenant B sees nothing of tenant A on any endpoint', async () => {
     expect((await call(gateway.origin, keys.devB as string, 'GET', '/v1/prompts/greet')).status).toBe(404);
     expect((await usageOf(keys.devB as string)).body.data).toEqual([]);
-    expect((await call(gateway.origin, keys.adminB as string, 'GET', '/v1/audit')).body.data.every((e: { details: unknown; target: string }) => !String(e.target).includes('greet'))).toBe(true);
+    expect(
+      (await call(gateway.origin, keys.adminB as string, 'GET', '/v1/audit')).body.data.every(
+        (e: { details: unknown; target: string }) => !String(e.target).includes('greet'),
+      ),
+    ).toBe(true);
     expect((await call(gateway.origin, keys.adminB as string, 'POST', '/internal/v1/prompts/greet/activate', { version: 1 })).status).toBe(404);
     expect((await call(gateway.origin, keys.adminB as string, 'GET', '/internal/v1/prompts/greet/versions')).status).toBe(404);
-    const viaPrompt = await sdk(keys.devB as string).chat.completions.create(promptRequest('greet', { name: 'x', topic: 'y' })).catch((e: unknown) => e);
+    const viaPrompt = await sdk(keys.devB as string)
+      .chat.completions.create(promptRequest('greet', { name: 'x', topic: 'y' }))
+      .catch((e: unknown) => e);
     expect(viaPrompt).toMatchObject({ status: 404, code: 'prompt_not_found' });
   });
 });
@@ -198,10 +265,16 @@ describe('audit log', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await call(gateway.origin, keys.revokedA as string, 'GET', '/v1/usage?since=' + today)).status).toBe(401);
     expect((await call(gateway.origin, keys.auditorA as string, 'POST', '/v1/chat/completions', { model: 'fake-gpt', messages: [] })).status).toBe(403);
-    await eventually(async () => (await call(gateway.origin, keys.auditorA as string, 'GET', '/v1/audit?action=auth.denied')).body.data.length >= 2, 5000, 'denials audited');
+    await eventually(
+      async () => (await call(gateway.origin, keys.auditorA as string, 'GET', '/v1/audit?action=auth.denied')).body.data.length >= 2,
+      5000,
+      'denials audited',
+    );
     const denied = (await call(gateway.origin, keys.auditorA as string, 'GET', '/v1/audit?action=auth.denied')).body.data;
     expect(denied.map((e: { actor: string }) => e.actor)).toContain(revokedKeyId);
-    const changes = (await call(gateway.origin, keys.adminA as string, 'GET', `/v1/audit?since=${today}&limit=1000`)).body.data.map((e: { action: string }) => e.action);
+    const changes = (await call(gateway.origin, keys.adminA as string, 'GET', `/v1/audit?since=${today}&limit=1000`)).body.data.map(
+      (e: { action: string }) => e.action,
+    );
     expect(changes).toEqual(expect.arrayContaining(['prompt.version_created', 'prompt.activated', 'auth.denied']));
     expect((await call(gateway.origin, keys.appA as string, 'GET', '/v1/audit')).status).toBe(403);
   });

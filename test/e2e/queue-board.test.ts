@@ -28,7 +28,8 @@ beforeAll(async () => {
   gateway = await startGateway({ catalog: testCatalog('http://127.0.0.1:9/v1'), workers: 0, env: { QUEUE_SHARDS: String(SHARDS) } });
   operatorAdmin = (await gateway.issueKey('operator', 'admin')).secret;
   others.push(['acme admin', (await gateway.issueKey('acme', 'admin')).secret]);
-  for (const role of ['developer', 'app', 'auditor'] as const satisfies readonly Role[]) others.push([`operator ${role}`, (await gateway.issueKey('operator', role)).secret]);
+  for (const role of ['developer', 'app', 'auditor'] as const satisfies readonly Role[])
+    others.push([`operator ${role}`, (await gateway.issueKey('operator', role)).secret]);
   const page = await (await get('/internal/queues/', `Bearer ${operatorAdmin}`)).text();
   asset = `/internal/queues/${/href="(static\/[^"]+\.css)"/.exec(page)?.[1] as string}`;
 });
@@ -38,7 +39,14 @@ afterAll(async () => {
 });
 
 // Paths of each kind the board serves, and one it does not.
-const PATHS = ['/internal/queues', '/internal/queues/', '/internal/queues/api/queues', '/internal/queues/api/redis/stats', '/internal/queues/queue/shard0:completions', '/internal/queues/no-such-page'];
+const PATHS = [
+  '/internal/queues',
+  '/internal/queues/',
+  '/internal/queues/api/queues',
+  '/internal/queues/api/redis/stats',
+  '/internal/queues/queue/shard0:completions',
+  '/internal/queues/no-such-page',
+];
 
 describe("the operator tenant's admin", () => {
   it('gets the page and its assets', async () => {
@@ -74,7 +82,9 @@ describe("the operator tenant's admin", () => {
 
   it('sees jobs without their request bodies', async () => {
     const queue = new Queue(REQUEST_QUEUE, { connection: gateway.redis, prefix: gateway.keys.queuePrefix(2) });
-    await queue.add('batch', { requests: [{ requestId: 'req_board', tenantId: 'acme', operation: 'chat', body: { messages: [{ role: 'user', content: SECRET_PROMPT }] } }] });
+    await queue.add('batch', {
+      requests: [{ requestId: 'req_board', tenantId: 'acme', operation: 'chat', body: { messages: [{ role: 'user', content: SECRET_PROMPT }] } }],
+    });
     await queue.close();
     const response = await get('/internal/queues/api/queues?activeQueue=shard2:completions&status=waiting&page=1&jobsPerPage=10', `Bearer ${operatorAdmin}`);
     expect(response.status).toBe(200);
@@ -98,7 +108,10 @@ describe("the operator tenant's admin", () => {
   });
 
   it('cannot change a queue', async () => {
-    const response = await fetch(`${gateway.origin}/internal/queues/api/queues/shard0:completions/pause`, { method: 'PUT', headers: { authorization: `Bearer ${operatorAdmin}` } });
+    const response = await fetch(`${gateway.origin}/internal/queues/api/queues/shard0:completions/pause`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${operatorAdmin}` },
+    });
     expect(response.status).toBe(405);
     const { queues } = (await (await get('/internal/queues/api/queues', `Bearer ${operatorAdmin}`)).json()) as { queues: Array<{ isPaused: boolean }> };
     expect(queues.every((queue) => !queue.isPaused)).toBe(true);
@@ -110,15 +123,30 @@ describe('anyone else', () => {
     const response = await get(path === 'asset' ? asset : path);
     expect(response.status).toBe(401);
     expect(response.headers.get('www-authenticate')).toMatch(/^Basic realm=/);
-    expect(await response.json()).toEqual({ error: { type: 'authentication_error', code: 'missing_api_key', message: expect.any(String), param: null, request_id: response.headers.get('x-request-id') } });
+    expect(await response.json()).toEqual({
+      error: {
+        type: 'authentication_error',
+        code: 'missing_api_key',
+        message: expect.any(String),
+        param: null,
+        request_id: response.headers.get('x-request-id'),
+      },
+    });
   });
 
-  it.each([...PATHS, 'asset'])('%s: 403 for a tenant admin and for the operator tenant\'s other roles', async (path) => {
+  it.each([...PATHS, 'asset'])("%s: 403 for a tenant admin and for the operator tenant's other roles", async (path) => {
     for (const [who, key] of others) {
       const response = await get(path === 'asset' ? asset : path, `Bearer ${key}`);
       expect(response.status, who).toBe(403);
-      expect(await response.json()).toEqual({ error: { type: 'invalid_request_error', code: 'permission_denied', message: expect.stringContaining('view the job queues'), param: null, request_id: expect.stringMatching(/^req_/) } });
+      expect(await response.json()).toEqual({
+        error: {
+          type: 'invalid_request_error',
+          code: 'permission_denied',
+          message: expect.stringContaining('view the job queues'),
+          param: null,
+          request_id: expect.stringMatching(/^req_/),
+        },
+      });
     }
   });
-
 });

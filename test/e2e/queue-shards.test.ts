@@ -21,7 +21,7 @@ afterAll(async () => {
 });
 
 describe('queue shards', () => {
-  it('tenants on every shard are served by every worker, their records drained from every shard\'s outbox', async () => {
+  it("tenants on every shard are served by every worker, their records drained from every shard's outbox", async () => {
     const tenants: string[] = [];
     for (let i = 0; tenants.length < SHARDS * 2; i++) {
       const tenant = `shard-tenant-${i}`;
@@ -34,10 +34,18 @@ describe('queue shards', () => {
         return { secret, client: new OpenAI({ baseURL: gateway.baseURL, apiKey: secret, maxRetries: 0 }) };
       }),
     );
-    const answers = await Promise.all(clients.flatMap(({ client }) => [0, 1, 2].map((n) => client.chat.completions.create({ model: 'fake-gpt', stream: n === 2, messages: [{ role: 'user', content: `hi ${n}` }] }))));
+    const answers = await Promise.all(
+      clients.flatMap(({ client }) =>
+        [0, 1, 2].map((n) => client.chat.completions.create({ model: 'fake-gpt', stream: n === 2, messages: [{ role: 'user', content: `hi ${n}` }] })),
+      ),
+    );
     expect(answers).toHaveLength(tenants.length * 3);
     for (const { secret } of clients) {
-      await eventually(async () => (await call(gateway.origin, secret, 'GET', '/v1/usage?since=2000-01-01')).body.data.length === 3, 10_000, 'three records per tenant');
+      await eventually(
+        async () => (await call(gateway.origin, secret, 'GET', '/v1/usage?since=2000-01-01')).body.data.length === 3,
+        10_000,
+        'three records per tenant',
+      );
     }
     for (let shard = 0; shard < SHARDS; shard++) {
       expect(await scanKeys(gateway.redis, `${gateway.keys.queuePrefix(shard)}:completions:*`)).not.toEqual([]);

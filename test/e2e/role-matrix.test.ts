@@ -39,8 +39,20 @@ interface Endpoint {
 const ENDPOINTS: Record<string, Endpoint> = {
   'POST /v1/chat/completions': { method: 'POST', path: '/v1/chat/completions', body: { model: 'sim', messages: [{ role: 'user', content: 'hi' }] }, ok: 200 },
   'POST /v1/embeddings': { method: 'POST', path: '/v1/embeddings', body: { model: 'sim-embed', input: 'hi' }, ok: 200 },
-  'POST /v1/messages': { method: 'POST', path: '/v1/messages', body: { model: 'sim', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }, ok: 200, anthropic: true },
-  'POST /v1/messages/count_tokens': { method: 'POST', path: '/v1/messages/count_tokens', body: { model: 'sim', messages: [{ role: 'user', content: 'hi' }] }, ok: 200, anthropic: true },
+  'POST /v1/messages': {
+    method: 'POST',
+    path: '/v1/messages',
+    body: { model: 'sim', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] },
+    ok: 200,
+    anthropic: true,
+  },
+  'POST /v1/messages/count_tokens': {
+    method: 'POST',
+    path: '/v1/messages/count_tokens',
+    body: { model: 'sim', messages: [{ role: 'user', content: 'hi' }] },
+    ok: 200,
+    anthropic: true,
+  },
   'POST /v1/responses': { method: 'POST', path: '/v1/responses', body: { model: 'sim', input: 'hi' }, ok: 200 },
   // Allowed, and answered 404: the gateway stores no responses.
   'GET /v1/responses/{id}': { method: 'GET', path: '/v1/responses/resp_1', ok: 404 },
@@ -50,7 +62,12 @@ const ENDPOINTS: Record<string, Endpoint> = {
   'GET /v1/usage': { method: 'GET', path: `/v1/usage?since=${today}`, ok: 200 },
   'GET /v1/budgets': { method: 'GET', path: '/v1/budgets', ok: 200 },
   'GET /v1/audit': { method: 'GET', path: '/v1/audit', ok: 200 },
-  'POST /internal/v1/prompts/{name}/versions': { method: 'POST', path: '/internal/v1/prompts/greet/versions', body: { messages: [{ role: 'user', content: 'Hello {{name}}' }], model: 'sim' }, ok: 201 },
+  'POST /internal/v1/prompts/{name}/versions': {
+    method: 'POST',
+    path: '/internal/v1/prompts/greet/versions',
+    body: { messages: [{ role: 'user', content: 'Hello {{name}}' }], model: 'sim' },
+    ok: 201,
+  },
   'POST /internal/v1/prompts/{name}/activate': { method: 'POST', path: '/internal/v1/prompts/greet/activate', body: { version: 1 }, ok: 200 },
   'GET /internal/v1/prompts/{name}/versions': { method: 'GET', path: '/internal/v1/prompts/greet/versions', ok: 200 },
   'GET /internal/v1/audit/verify': { method: 'GET', path: '/internal/v1/audit/verify', ok: 200 },
@@ -69,7 +86,12 @@ const ENDPOINTS: Record<string, Endpoint> = {
   'PUT /internal/v1/pii-policy': { method: 'PUT', path: '/internal/v1/pii-policy', body: { mode: 'flag' }, ok: 200 },
   // The queue board's JSON API; test/e2e/queue-board.test.ts covers its page, assets and other paths.
   'GET /internal/queues/api/queues': { method: 'GET', path: '/internal/queues/api/queues', ok: 200 },
-  'POST /internal/v1/tenants/{tenant}/credits': { method: 'POST', path: `/internal/v1/tenants/${TARGET}/credits`, body: { amount_micros: 1_000_000_000 }, ok: 201 },
+  'POST /internal/v1/tenants/{tenant}/credits': {
+    method: 'POST',
+    path: `/internal/v1/tenants/${TARGET}/credits`,
+    body: { amount_micros: 1_000_000_000 },
+    ok: 201,
+  },
   'PUT /internal/v1/tenants/{tenant}/plan': { method: 'PUT', path: `/internal/v1/tenants/${TARGET}/plan`, body: { requests_per_minute: 1000 }, ok: 200 },
   'POST /internal/v1/tenants': {
     method: 'POST',
@@ -101,35 +123,35 @@ type Outcome = typeof Y | typeof N;
 
 // endpoint                                        acme:  admin developer app auditor   operator: admin developer app auditor
 const MATRIX: Array<[EndpointName, Outcome, Outcome, Outcome, Outcome, Outcome, Outcome, Outcome, Outcome]> = [
-  ['POST /v1/chat/completions',                    Y, Y, Y, N,   Y, Y, Y, N],
-  ['POST /v1/embeddings',                          Y, Y, Y, N,   Y, Y, Y, N],
-  ['POST /v1/messages',                            Y, Y, Y, N,   Y, Y, Y, N],
-  ['POST /v1/messages/count_tokens',               Y, Y, Y, N,   Y, Y, Y, N],
-  ['POST /v1/responses',                           Y, Y, Y, N,   Y, Y, Y, N],
-  ['GET /v1/responses/{id}',                       Y, Y, Y, N,   Y, Y, Y, N],
-  ['GET /v1/models',                               Y, Y, Y, N,   Y, Y, Y, N],
-  ['GET /v1/models/{id}',                          Y, Y, Y, N,   Y, Y, Y, N],
-  ['GET /v1/prompts/{name}',                       Y, Y, N, N,   Y, Y, N, N],
-  ['GET /v1/usage',                                Y, Y, N, Y,   Y, Y, N, Y],
-  ['GET /v1/budgets',                              Y, Y, N, Y,   Y, Y, N, Y],
-  ['GET /v1/audit',                                Y, N, N, Y,   Y, N, N, Y],
-  ['POST /internal/v1/prompts/{name}/versions',    Y, N, N, N,   Y, N, N, N],
-  ['POST /internal/v1/prompts/{name}/activate',    Y, N, N, N,   Y, N, N, N],
-  ['GET /internal/v1/prompts/{name}/versions',     Y, N, N, N,   Y, N, N, N],
-  ['GET /internal/v1/audit/verify',                Y, N, N, Y,   Y, N, N, Y],
-  ['POST /internal/v1/budgets',                    Y, N, N, N,   Y, N, N, N],
-  ['DELETE /internal/v1/budgets/{id}',             Y, N, N, N,   Y, N, N, N],
-  ['GET /internal/v1/pii-policy',                  Y, N, N, N,   Y, N, N, N],
-  ['PUT /internal/v1/pii-policy',                  Y, N, N, N,   Y, N, N, N],
-  ['GET /internal/queues/api/queues',              N, N, N, N,   Y, N, N, N],
-  ['POST /internal/v1/tenants/{tenant}/credits',   N, N, N, N,   Y, N, N, N],
-  ['PUT /internal/v1/tenants/{tenant}/plan',       N, N, N, N,   Y, N, N, N],
-  ['POST /internal/v1/tenants',                    N, N, N, N,   Y, N, N, N],
-  ['GET /internal/v1/tenants',                     N, N, N, N,   Y, N, N, N],
-  ['PATCH /internal/v1/tenants/{tenant}',          N, N, N, N,   Y, N, N, N],
-  ['POST /internal/v1/keys',                       Y, N, N, N,   Y, N, N, N],
-  ['GET /internal/v1/keys',                        Y, N, N, N,   Y, N, N, N],
-  ['DELETE /internal/v1/keys/{id}',                Y, N, N, N,   Y, N, N, N],
+  ['POST /v1/chat/completions', Y, Y, Y, N, Y, Y, Y, N],
+  ['POST /v1/embeddings', Y, Y, Y, N, Y, Y, Y, N],
+  ['POST /v1/messages', Y, Y, Y, N, Y, Y, Y, N],
+  ['POST /v1/messages/count_tokens', Y, Y, Y, N, Y, Y, Y, N],
+  ['POST /v1/responses', Y, Y, Y, N, Y, Y, Y, N],
+  ['GET /v1/responses/{id}', Y, Y, Y, N, Y, Y, Y, N],
+  ['GET /v1/models', Y, Y, Y, N, Y, Y, Y, N],
+  ['GET /v1/models/{id}', Y, Y, Y, N, Y, Y, Y, N],
+  ['GET /v1/prompts/{name}', Y, Y, N, N, Y, Y, N, N],
+  ['GET /v1/usage', Y, Y, N, Y, Y, Y, N, Y],
+  ['GET /v1/budgets', Y, Y, N, Y, Y, Y, N, Y],
+  ['GET /v1/audit', Y, N, N, Y, Y, N, N, Y],
+  ['POST /internal/v1/prompts/{name}/versions', Y, N, N, N, Y, N, N, N],
+  ['POST /internal/v1/prompts/{name}/activate', Y, N, N, N, Y, N, N, N],
+  ['GET /internal/v1/prompts/{name}/versions', Y, N, N, N, Y, N, N, N],
+  ['GET /internal/v1/audit/verify', Y, N, N, Y, Y, N, N, Y],
+  ['POST /internal/v1/budgets', Y, N, N, N, Y, N, N, N],
+  ['DELETE /internal/v1/budgets/{id}', Y, N, N, N, Y, N, N, N],
+  ['GET /internal/v1/pii-policy', Y, N, N, N, Y, N, N, N],
+  ['PUT /internal/v1/pii-policy', Y, N, N, N, Y, N, N, N],
+  ['GET /internal/queues/api/queues', N, N, N, N, Y, N, N, N],
+  ['POST /internal/v1/tenants/{tenant}/credits', N, N, N, N, Y, N, N, N],
+  ['PUT /internal/v1/tenants/{tenant}/plan', N, N, N, N, Y, N, N, N],
+  ['POST /internal/v1/tenants', N, N, N, N, Y, N, N, N],
+  ['GET /internal/v1/tenants', N, N, N, N, Y, N, N, N],
+  ['PATCH /internal/v1/tenants/{tenant}', N, N, N, N, Y, N, N, N],
+  ['POST /internal/v1/keys', Y, N, N, N, Y, N, N, N],
+  ['GET /internal/v1/keys', Y, N, N, N, Y, N, N, N],
+  ['DELETE /internal/v1/keys/{id}', Y, N, N, N, Y, N, N, N],
 ];
 
 const CASES = MATRIX.flatMap(([endpoint, ...outcomes]) =>
@@ -164,7 +186,11 @@ const ANTHROPIC_TYPES: Record<number, string> = { 401: 'authentication_error', 4
 function expectRefusal(endpoint: Endpoint, response: JsonResponse, status: number, type: string, code: string): void {
   if (!endpoint.anthropic) return expectEnvelope(response, status, type, code);
   expect(response.status).toBe(status);
-  expect(response.body).toEqual({ type: 'error', error: { type: ANTHROPIC_TYPES[status], code, message: expect.any(String), param: null }, request_id: response.headers.get('x-request-id') });
+  expect(response.body).toEqual({
+    type: 'error',
+    error: { type: ANTHROPIC_TYPES[status], code, message: expect.any(String), param: null },
+    request_id: response.headers.get('x-request-id'),
+  });
 }
 
 beforeAll(async () => {
@@ -174,7 +200,10 @@ beforeAll(async () => {
     keys[tenant] = {} as Record<Role, string>;
     for (const role of ROLES) keys[tenant][role] = (await gateway.issueKey(tenant, role)).secret;
     // Each tenant has the prompt the prompt rows read and activate.
-    const created = await call(gateway.origin, keys[tenant].admin, 'POST', '/internal/v1/prompts/greet/versions', { messages: [{ role: 'user', content: 'Hello {{name}}' }], model: 'sim' });
+    const created = await call(gateway.origin, keys[tenant].admin, 'POST', '/internal/v1/prompts/greet/versions', {
+      messages: [{ role: 'user', content: 'Hello {{name}}' }],
+      model: 'sim',
+    });
     expect(created.status).toBe(201);
   }
   await gateway.repository.tenants.create({ id: TARGET, name: TARGET });

@@ -70,7 +70,11 @@ describe('requests sharing a job', () => {
     const answers = await Promise.all(staying);
     expect(answers.map((answer) => answer.choices[0]?.message.content)).toEqual(['Hello from the fake upstream.', 'Hello from the fake upstream.']);
     expect(upstream.requests).toHaveLength(2);
-    await eventually(async () => (await call(gateway.origin, developer, 'GET', '/v1/usage?since=2000-01-01')).body.data.length === 3, 10_000, 'three usage records');
+    await eventually(
+      async () => (await call(gateway.origin, developer, 'GET', '/v1/usage?since=2000-01-01')).body.data.length === 3,
+      10_000,
+      'three usage records',
+    );
     const records = (await call(gateway.origin, developer, 'GET', '/v1/usage?since=2000-01-01')).body.data as Array<{ status: string; cost_micros: number }>;
     expect(records.map((record) => record.status).sort()).toEqual(['cancelled', 'succeeded', 'succeeded']);
     expect(records.find((record) => record.status === 'cancelled')?.cost_micros).toBe(0);

@@ -69,7 +69,10 @@ describe('graceful shutdown', () => {
     }
     expect(text).toBe(Array.from({ length: 15 }, (_, i) => `w${i} `).join(''));
     expect(await gateway.web.exited).toBe(0);
-    const refused = await fetch(`${gateway.origin}/healthz`).then(() => false, () => true);
+    const refused = await fetch(`${gateway.origin}/healthz`).then(
+      () => false,
+      () => true,
+    );
     expect(refused).toBe(true);
   });
 });

@@ -23,7 +23,10 @@ let gateway: GatewayUnderTest;
 const keys = {} as Record<Tenant, Record<Role, { id: string; secret: string }>>;
 const budgetIds = {} as Record<Tenant, string>;
 /** Request ids and provider-reported totals of each tenant's completions. */
-const completions: Record<Tenant, { requestIds: string[]; totalTokens: number }> = { [A]: { requestIds: [], totalTokens: 0 }, [B]: { requestIds: [], totalTokens: 0 } };
+const completions: Record<Tenant, { requestIds: string[]; totalTokens: number }> = {
+  [A]: { requestIds: [], totalTokens: 0 },
+  [B]: { requestIds: [], totalTokens: 0 },
+};
 /** Idempotency keys A used first, with A's bodies. */
 const idem = { differentBody: randomUUID(), sameBody: randomUUID() };
 const aBody = { model: 'fake-gpt', messages: [{ role: 'user', content: 'alpha asks one thing' }] };
@@ -44,7 +47,11 @@ async function complete(tenant: Tenant, body: unknown, headers: Record<string, s
 }
 
 async function createPrompt(tenant: Tenant, name: string, content: string, activate = false): Promise<void> {
-  const created = await req(tenant, 'admin', 'POST', `/internal/v1/prompts/${name}/versions`, { messages: [{ role: 'user', content }], model: 'fake-gpt', activate });
+  const created = await req(tenant, 'admin', 'POST', `/internal/v1/prompts/${name}/versions`, {
+    messages: [{ role: 'user', content }],
+    model: 'fake-gpt',
+    activate,
+  });
   expect(created.status).toBe(201);
 }
 
@@ -101,7 +108,8 @@ beforeAll(async () => {
     { kind: 'ok', text: 'b one' },
     { kind: 'ok', text: 'b two three' },
   ]);
-  for (let i = 0; i < 3; i++) await complete(A, { ...aBody, messages: [{ role: 'user', content: `alpha request ${i} `.repeat(i + 1) }] }, { 'x-feature': 'feat-a' });
+  for (let i = 0; i < 3; i++)
+    await complete(A, { ...aBody, messages: [{ role: 'user', content: `alpha request ${i} `.repeat(i + 1) }] }, { 'x-feature': 'feat-a' });
   for (let i = 0; i < 2; i++) await complete(B, { ...bBody, messages: [{ role: 'user', content: `beta ${i}` }] }, { 'x-feature': 'feat-b' });
 
   // A uses two idempotency keys first (B reuses them in the idempotency tests).
@@ -113,7 +121,11 @@ beforeAll(async () => {
   for (let i = 0; i < 8; i++) expect((await req(A, 'app', 'GET', '/v1/audit')).status).toBe(403);
   expect((await req(B, 'app', 'GET', '/v1/audit')).status).toBe(403);
 
-  await eventually(async () => (await usage(A, 'admin')).body.data.length === 5 && (await usage(B, 'admin')).body.data.length === 2, 10_000, 'usage records of both tenants');
+  await eventually(
+    async () => (await usage(A, 'admin')).body.data.length === 5 && (await usage(B, 'admin')).body.data.length === 2,
+    10_000,
+    'usage records of both tenants',
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -148,12 +160,20 @@ describe('prompts', () => {
     // A's active version is still 2: B's activate of version 1 did nothing to A.
     expect((await req(A, 'developer', 'GET', '/v1/prompts/only-a')).body).toMatchObject({ version: 2 });
 
-    const created = await req(B, 'admin', 'POST', '/internal/v1/prompts/shared/versions', { messages: [{ role: 'user', content: 'B shared v2' }], model: 'fake-gpt', activate: true });
+    const created = await req(B, 'admin', 'POST', '/internal/v1/prompts/shared/versions', {
+      messages: [{ role: 'user', content: 'B shared v2' }],
+      model: 'fake-gpt',
+      activate: true,
+    });
     expect(created.body).toMatchObject({ name: 'shared', version: 2, active: true });
     const aVersions = await req(A, 'admin', 'GET', '/internal/v1/prompts/shared/versions');
     expect(aVersions.body).toMatchObject({ active_version: 1, data: [{ version: 1, messages: [{ content: 'A shared text' }] }] });
     expect(aVersions.body.data).toHaveLength(1);
-    await eventually(async () => (await req(A, 'developer', 'GET', '/v1/prompts/shared')).body.messages?.[0]?.content === 'A shared text', 2000, "A's shared prompt");
+    await eventually(
+      async () => (await req(A, 'developer', 'GET', '/v1/prompts/shared')).body.messages?.[0]?.content === 'A shared text',
+      2000,
+      "A's shared prompt",
+    );
   });
 
   it("reverse: A's developer cannot read B's prompt, A's admin cannot list its versions", async () => {
@@ -172,8 +192,14 @@ describe('usage', () => {
 
     for (const groupBy of ['day', 'model', 'feature'] as const) {
       const groups = (await usage(B, role, `&group_by=${groupBy}`)).body.data as Array<Record<string, unknown> & { requests: number; total_tokens: number }>;
-      expect(groups.reduce((sum, g) => sum + g.requests, 0), groupBy).toBe(completions[B].requestIds.length);
-      expect(groups.reduce((sum, g) => sum + g.total_tokens, 0), groupBy).toBe(completions[B].totalTokens);
+      expect(
+        groups.reduce((sum, g) => sum + g.requests, 0),
+        groupBy,
+      ).toBe(completions[B].requestIds.length);
+      expect(
+        groups.reduce((sum, g) => sum + g.total_tokens, 0),
+        groupBy,
+      ).toBe(completions[B].totalTokens);
       if (groupBy === 'feature') expect(groups.map((g) => g.feature)).not.toContain('feat-a');
     }
 
@@ -270,10 +296,14 @@ describe('audit', () => {
   });
 
   it.each(['admin', 'auditor'] as const)("B's %s: audit verify counts B's chain only", async (role) => {
-    await eventually(async () => {
-      const verify = await req(B, role, 'GET', '/internal/v1/audit/verify');
-      return verify.body.ok === true && verify.body.events === (await auditEvents(B, 'auditor')).length;
-    }, 5000, "B's verify counting B's events");
+    await eventually(
+      async () => {
+        const verify = await req(B, role, 'GET', '/internal/v1/audit/verify');
+        return verify.body.ok === true && verify.body.events === (await auditEvents(B, 'auditor')).length;
+      },
+      5000,
+      "B's verify counting B's events",
+    );
     const aCount = (await req(A, 'auditor', 'GET', '/internal/v1/audit/verify')).body.events;
     expect(aCount).toBe((await auditEvents(A, 'auditor')).length);
     expect((await req(B, role, 'GET', '/internal/v1/audit/verify')).body.events).toBeLessThan(aCount);
@@ -295,6 +325,6 @@ describe('PII policy', () => {
     expect(changed.status).toBe(200);
     expect((await req(B, 'admin', 'GET', '/internal/v1/pii-policy')).body.mode).toBe(next);
     expect((await req(A, 'admin', 'GET', '/internal/v1/pii-policy')).body).toEqual(before);
-    expect((await auditEvents(A, 'auditor', '&action=policy.pii_updated'))).toEqual([]);
+    expect(await auditEvents(A, 'auditor', '&action=policy.pii_updated')).toEqual([]);
   });
 });

@@ -45,7 +45,11 @@ async function becomes(origin: string, secret: string, status: number, what: str
 beforeAll(async () => {
   upstream = await startFakeUpstream();
   idp = await startJwksServer();
-  gateway = await startGateway({ catalog: testCatalog(upstream.url), webs: 2, env: { KEY_CACHE_TTL_MS: '10000', JWT_ISSUERS: idp.issuer, JWKS_REFETCH_INTERVAL_MS: '0' } });
+  gateway = await startGateway({
+    catalog: testCatalog(upstream.url),
+    webs: 2,
+    env: { KEY_CACHE_TTL_MS: '10000', JWT_ISSUERS: idp.issuer, JWKS_REFETCH_INTERVAL_MS: '0' },
+  });
   operator = await gateway.issueKey('operator', 'admin');
   acmeAdmin = await gateway.issueKey('acme', 'admin');
 });
@@ -68,7 +72,12 @@ describe('tenants', () => {
   });
 
   it('a duplicate id is 409 already_exists', async () => {
-    const message = expectError(await call(web(0), operator.secret, 'POST', '/internal/v1/tenants', { id: TENANT, name: 'Again' }), 409, 'already_exists', 'id');
+    const message = expectError(
+      await call(web(0), operator.secret, 'POST', '/internal/v1/tenants', { id: TENANT, name: 'Again' }),
+      409,
+      'already_exists',
+      'id',
+    );
     expect(message).toContain(TENANT);
   });
 
@@ -90,7 +99,12 @@ describe('tenants', () => {
 
   it('an unknown tenant is 404, and the operator tenant cannot disable itself', async () => {
     expectError(await call(web(0), operator.secret, 'PATCH', '/internal/v1/tenants/ghost', { disabled: true }), 404, 'not_found');
-    const message = expectError(await call(web(0), operator.secret, 'PATCH', '/internal/v1/tenants/operator', { disabled: true }), 400, 'invalid_value', 'disabled');
+    const message = expectError(
+      await call(web(0), operator.secret, 'PATCH', '/internal/v1/tenants/operator', { disabled: true }),
+      400,
+      'invalid_value',
+      'disabled',
+    );
     expect(message).toContain('operator');
     expect((await call(web(0), operator.secret, 'GET', '/internal/v1/tenants')).status).toBe(200);
   });
@@ -102,7 +116,17 @@ describe('keys', () => {
   it("the operator issues the tenant's first admin key; the secret is shown once", async () => {
     const created = await call(web(0), operator.secret, 'POST', '/internal/v1/keys', { role: 'admin', name: 'bootstrap', tenant: TENANT });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
-    expect(created.body).toEqual({ object: 'api_key', id: expect.stringMatching(/^key_/), tenant: TENANT, role: 'admin', name: 'bootstrap', created_at: expect.any(String), expires_at: null, revoked_at: null, secret: expect.stringMatching(/^gwk_/) });
+    expect(created.body).toEqual({
+      object: 'api_key',
+      id: expect.stringMatching(/^key_/),
+      tenant: TENANT,
+      role: 'admin',
+      name: 'bootstrap',
+      created_at: expect.any(String),
+      expires_at: null,
+      revoked_at: null,
+      secret: expect.stringMatching(/^gwk_/),
+    });
     admin = { id: created.body.id, secret: created.body.secret };
   });
 
@@ -119,7 +143,8 @@ describe('keys', () => {
     const listed = await call(web(1), admin.secret, 'GET', '/internal/v1/keys');
     expect(listed.status).toBe(200);
     expect(listed.body.data.map((key: { id: string }) => key.id)).toEqual([admin.id, app.id]);
-    for (const key of listed.body.data) expect(Object.keys(key).sort()).toEqual(['created_at', 'expires_at', 'id', 'name', 'object', 'revoked_at', 'role', 'tenant']);
+    for (const key of listed.body.data)
+      expect(Object.keys(key).sort()).toEqual(['created_at', 'expires_at', 'id', 'name', 'object', 'revoked_at', 'role', 'tenant']);
     const text = JSON.stringify(listed.body);
     expect(text).not.toContain(app.secret);
     expect(text).not.toContain(admin.secret);
@@ -167,7 +192,7 @@ describe('keys', () => {
 });
 
 describe('disabling a tenant', () => {
-  it("refuses its keys and JWTs at once on both web processes, and enabling restores them", async () => {
+  it('refuses its keys and JWTs at once on both web processes, and enabling restores them', async () => {
     const token = await idp.sign(idp.claims({ tenant: TENANT, role: 'developer', sub: 'dev-1' }));
     for (const i of [0, 1] as const) {
       expect((await complete(web(i), admin.secret)).status).toBe(200);
@@ -192,7 +217,7 @@ describe('disabling a tenant', () => {
 });
 
 describe('audit', () => {
-  it('records every change in the tenant\'s log with the acting key, and the denials', async () => {
+  it("records every change in the tenant's log with the acting key, and the denials", async () => {
     type Event = { actor: string; action: string; target: string; details: Record<string, unknown> };
     const events = async (): Promise<Event[]> => (await call(web(0), admin.secret, 'GET', '/v1/audit?limit=1000')).body.data;
     await eventually(async () => (await events()).filter((e) => e.action === 'tenant.updated').length >= 2, 5_000, 'audit events drained');
@@ -206,7 +231,9 @@ describe('audit', () => {
     ]);
     expect(log.filter((e) => e.action === 'key.revoked')).toHaveLength(1);
     expect(find('key.revoked', admin.id)).toBeDefined();
-    expect(log.filter((e) => e.action === 'tenant.updated').map((e) => e.details)).toEqual(expect.arrayContaining([{ disabled: true }, { disabled: false, name: 'New Co Ltd' }]));
+    expect(log.filter((e) => e.action === 'tenant.updated').map((e) => e.details)).toEqual(
+      expect.arrayContaining([{ disabled: true }, { disabled: false, name: 'New Co Ltd' }]),
+    );
     const reasons = new Set(log.filter((e) => e.action === 'auth.denied').map((e) => e.details.reason));
     expect(reasons).toEqual(new Set(['revoked_key', 'expired_key', 'tenant_disabled']));
     const verified = await call(web(1), admin.secret, 'GET', '/internal/v1/audit/verify');

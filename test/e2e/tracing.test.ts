@@ -27,7 +27,12 @@ function traceparent(): { header: string; traceId: string; spanId: string } {
   return { header: `00-${traceId}-${spanId}-01`, traceId, spanId };
 }
 
-async function complete(gateway: GatewayUnderTest, secret: string, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<{ status: number; text: string; requestId: string }> {
+async function complete(
+  gateway: GatewayUnderTest,
+  secret: string,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string; requestId: string }> {
   const response = await fetch(`${gateway.baseURL}/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', ...headers },
@@ -67,7 +72,10 @@ describe('tracing on', () => {
     receiver = await startOtlpReceiver();
     upstream = await startFakeUpstream();
     // A gather window, so that requests sent together share a queue job.
-    gateway = await startGateway({ catalog: testCatalog(upstream.url), env: { ...TRACING_ENV, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, QUEUE_BATCH_WINDOW_MS: '100' } });
+    gateway = await startGateway({
+      catalog: testCatalog(upstream.url),
+      env: { ...TRACING_ENV, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, QUEUE_BATCH_WINDOW_MS: '100' },
+    });
     ({ secret } = await gateway.issueKey('acme', 'app'));
   });
 
@@ -84,7 +92,11 @@ describe('tracing on', () => {
     const web = () => receiver.spans.find((span) => span.attributes['gateway.request_id'] === requestId && span.kind === SERVER);
     await receiver.waitFor(() => {
       const found = web();
-      return found !== undefined && receiver.spans.filter((span) => span.traceId === found.traceId && span.kind === CLIENT).length >= attempts && receiver.spans.some((span) => span.traceId === found.traceId && span.kind === CONSUMER);
+      return (
+        found !== undefined &&
+        receiver.spans.filter((span) => span.traceId === found.traceId && span.kind === CLIENT).length >= attempts &&
+        receiver.spans.some((span) => span.traceId === found.traceId && span.kind === CONSUMER)
+      );
     });
     const found = web() as ReceivedSpan;
     return { web: found, spans: receiver.spans.filter((span) => span.traceId === found.traceId) };
@@ -98,12 +110,28 @@ describe('tracing on', () => {
     const { web, spans } = await traceOf(requestId, 1);
 
     expect(web).toMatchObject({ service: 'llm-gateway-web', name: 'POST /v1/chat/completions', traceId: parent.traceId, parentSpanId: parent.spanId });
-    expect(web.attributes).toMatchObject({ 'http.request.method': 'POST', 'http.route': '/v1/chat/completions', 'http.response.status_code': 200, 'gateway.tenant_id': 'acme' });
-    expect(web.events.map((event) => event.name)).toEqual(['gateway.authenticated', 'gateway.resolved', 'gateway.pii_screened', 'gateway.admitted', 'gateway.enqueued']);
+    expect(web.attributes).toMatchObject({
+      'http.request.method': 'POST',
+      'http.route': '/v1/chat/completions',
+      'http.response.status_code': 200,
+      'gateway.tenant_id': 'acme',
+    });
+    expect(web.events.map((event) => event.name)).toEqual([
+      'gateway.authenticated',
+      'gateway.resolved',
+      'gateway.pii_screened',
+      'gateway.admitted',
+      'gateway.enqueued',
+    ]);
 
     const run = only(spans, (span) => span.kind === CONSUMER);
     expect(run).toMatchObject({ service: 'llm-gateway-worker', name: 'chat fake-gpt', parentSpanId: web.spanId });
-    expect(run.attributes).toMatchObject({ 'gateway.request_id': requestId, 'gateway.status': 'succeeded', 'gen_ai.usage.input_tokens': 11, 'gen_ai.usage.output_tokens': 7 });
+    expect(run.attributes).toMatchObject({
+      'gateway.request_id': requestId,
+      'gateway.status': 'succeeded',
+      'gen_ai.usage.input_tokens': 11,
+      'gen_ai.usage.output_tokens': 7,
+    });
 
     const attempt = only(spans, (span) => span.kind === CLIENT);
     expect(attempt).toMatchObject({ service: 'llm-gateway-worker', name: 'chat fake-upstream-model', parentSpanId: run.spanId, statusCode: 0 });
@@ -137,7 +165,12 @@ describe('tracing on', () => {
     expect(run.parentSpanId).toBe(web.spanId);
     const attempt = only(spans, (span) => span.kind === CLIENT);
     expect(attempt.parentSpanId).toBe(run.spanId);
-    expect(attempt.attributes).toMatchObject({ 'gen_ai.response.finish_reasons': ['stop'], 'gen_ai.usage.input_tokens': 9, 'gen_ai.usage.output_tokens': 6, 'gen_ai.response.model': 'fake-upstream-model' });
+    expect(attempt.attributes).toMatchObject({
+      'gen_ai.response.finish_reasons': ['stop'],
+      'gen_ai.usage.input_tokens': 9,
+      'gen_ai.usage.output_tokens': 6,
+      'gen_ai.response.model': 'fake-upstream-model',
+    });
     expect(allValues(spans)).not.toMatch(/Wilhelmina|heron/);
   });
 
@@ -155,7 +188,11 @@ describe('tracing on', () => {
   });
 
   it('shows retries and a fallback as sibling attempts under the request', async () => {
-    upstream.script([{ kind: 'status', status: 500 }, { kind: 'status', status: 503 }, { kind: 'ok', text: ANSWER }]);
+    upstream.script([
+      { kind: 'status', status: 500 },
+      { kind: 'status', status: 503 },
+      { kind: 'ok', text: ANSWER },
+    ]);
     const { status, requestId } = await complete(gateway, secret, { model: 'svc-standard' }, { traceparent: traceparent().header });
     expect(status).toBe(200);
     const { spans } = await traceOf(requestId, 3);
@@ -164,7 +201,9 @@ describe('tracing on', () => {
     expect(run.attributes).toMatchObject({ 'gateway.model_alias': 'fake-backup', 'gateway.attempts': 3 });
     const attempts = spans.filter((span) => span.kind === CLIENT);
     expect(attempts.every((span) => span.parentSpanId === run.spanId)).toBe(true);
-    expect(attempts.map((span) => [span.name, span.attributes['error.type'] ?? null, span.attributes['http.response.status_code'] ?? null, span.statusCode]).sort()).toEqual([
+    expect(
+      attempts.map((span) => [span.name, span.attributes['error.type'] ?? null, span.attributes['http.response.status_code'] ?? null, span.statusCode]).sort(),
+    ).toEqual([
       ['chat fake-backup-model', null, null, 0],
       ['chat fake-upstream-model', 'server_error', 500, 2],
       ['chat fake-upstream-model', 'server_error', 503, 2],
@@ -172,7 +211,10 @@ describe('tracing on', () => {
   });
 
   it('marks a failed request on every span and in the web log line of its 502', async () => {
-    upstream.script([{ kind: 'status', status: 500 }, { kind: 'status', status: 500 }]);
+    upstream.script([
+      { kind: 'status', status: 500 },
+      { kind: 'status', status: 500 },
+    ]);
     const parent = traceparent();
     const { status, requestId } = await complete(gateway, secret, { model: 'fake-gpt' }, { traceparent: parent.header });
     expect(status).toBe(502);
@@ -205,7 +247,10 @@ describe('tracing off', () => {
     receiver = await startOtlpReceiver();
     upstream = await startFakeUpstream();
     // The endpoint is set, but OTEL_SDK_DISABLED wins: nothing may reach the receiver.
-    gateway = await startGateway({ catalog: testCatalog(upstream.url), env: { ...TRACING_ENV, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SDK_DISABLED: 'true' } });
+    gateway = await startGateway({
+      catalog: testCatalog(upstream.url),
+      env: { ...TRACING_ENV, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SDK_DISABLED: 'true' },
+    });
   });
 
   afterAll(async () => {

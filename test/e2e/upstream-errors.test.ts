@@ -30,8 +30,17 @@ beforeEach(() => upstream.reset());
 
 describe("the upstream's refusal of the request", () => {
   it.each([
-    [400, { message: "Invalid 'messages[0].content': string too long.", type: 'invalid_request_error', code: 'string_above_max_length', param: 'messages[0].content' }, 400],
-    [404, { message: "Unrecognized request argument supplied: foo", type: 'invalid_request_error', code: 'unknown_parameter', param: 'foo' }, 400],
+    [
+      400,
+      {
+        message: "Invalid 'messages[0].content': string too long.",
+        type: 'invalid_request_error',
+        code: 'string_above_max_length',
+        param: 'messages[0].content',
+      },
+      400,
+    ],
+    [404, { message: 'Unrecognized request argument supplied: foo', type: 'invalid_request_error', code: 'unknown_parameter', param: 'foo' }, 400],
     [413, { message: 'Request too large.', type: 'invalid_request_error', code: null, param: null }, 400],
     [422, { message: 'Unprocessable: tools[0] is invalid.', type: 'invalid_request_error', code: 'invalid_tools', param: 'tools' }, 422],
   ])('HTTP %i becomes %i invalid_request_error with its code and param, tried once by gateway and SDK alike', async (status, body, expected) => {
@@ -44,7 +53,13 @@ describe("the upstream's refusal of the request", () => {
   });
 
   it("keeps the spec's 422 for a provider's context_length_exceeded", async () => {
-    upstream.script([{ kind: 'status', status: 400, body: { error: { message: "This model's maximum context length is 8192 tokens.", code: 'context_length_exceeded', param: 'messages' } } }]);
+    upstream.script([
+      {
+        kind: 'status',
+        status: 400,
+        body: { error: { message: "This model's maximum context length is 8192 tokens.", code: 'context_length_exceeded', param: 'messages' } },
+      },
+    ]);
     const error = await failure(sdk.chat.completions.create({ model: 'fake-gpt', messages: hello }));
     expect(error).toMatchObject({ status: 422, code: 'context_length_exceeded', param: 'messages' });
   });
@@ -64,8 +79,12 @@ describe("the upstream's refusal of the request", () => {
 });
 
 describe('our key refused by the provider', () => {
-  it.each([401, 403])('HTTP %i is a 502 provider_failed, logged as the operator\'s problem', async (status) => {
-    upstream.answerByDefault({ kind: 'status', status, body: { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' } } });
+  it.each([401, 403])("HTTP %i is a 502 provider_failed, logged as the operator's problem", async (status) => {
+    upstream.answerByDefault({
+      kind: 'status',
+      status,
+      body: { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' } },
+    });
     const quiet = new OpenAI({ baseURL: sdk.baseURL, apiKey: sdk.apiKey, maxRetries: 0 });
     const error = await failure(quiet.chat.completions.create({ model: 'fake-gpt', messages: hello }));
     expect(error).toMatchObject({ status: 502, code: 'provider_failed', type: 'api_error' });

@@ -26,7 +26,12 @@ let secret: string;
 beforeAll(async () => {
   upstream = await startFakeUpstream();
   const catalog = testCatalog(upstream.url);
-  catalog.models['fake-gpt'] = { ...(catalog.models['fake-gpt'] as Extract<typeof catalog.models[string], { provider: 'openai-compatible' }>), input_price_per_mtok: 2, output_price_per_mtok: 8, cache_read_price_per_mtok: 0.5 };
+  catalog.models['fake-gpt'] = {
+    ...(catalog.models['fake-gpt'] as Extract<(typeof catalog.models)[string], { provider: 'openai-compatible' }>),
+    input_price_per_mtok: 2,
+    output_price_per_mtok: 8,
+    cache_read_price_per_mtok: 0.5,
+  };
   gateway = await startGateway({ catalog });
   secret = (await gateway.issueKey('acme', 'developer')).secret;
   client = new OpenAI({ baseURL: gateway.baseURL, apiKey: secret, maxRetries: 0 });
@@ -43,7 +48,15 @@ describe('usage details of an OpenAI-compatible upstream', () => {
     const completion = await client.chat.completions.create({ model: 'fake-gpt', messages: hello });
     expect(completion.usage).toEqual(USAGE);
     const record = await usageRecordOf(gateway, secret, requestIdOf(completion));
-    expect(record).toMatchObject({ prompt_tokens: 1200, completion_tokens: 300, total_tokens: 1500, cached_tokens: 1024, cache_write_tokens: 0, reasoning_tokens: 256, usage_source: 'provider' });
+    expect(record).toMatchObject({
+      prompt_tokens: 1200,
+      completion_tokens: 300,
+      total_tokens: 1500,
+      cached_tokens: 1024,
+      cache_write_tokens: 0,
+      reasoning_tokens: 256,
+      usage_source: 'provider',
+    });
     // 176 uncached × 2 + 1,024 cached × 0.5 + 300 × 8 micro-units.
     expect(record.cost_micros).toBe(176 * 2 + 1024 * 0.5 + 300 * 8);
   });

@@ -47,12 +47,14 @@ describe('usage outbox', () => {
     const { secret } = await gateway.issueKey('acme', 'app');
     const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: secret, maxRetries: 0 });
     await proxy.cut();
-    const responses = await Promise.all(Array.from({ length: 8 }, (_, i) => client.chat.completions.create({ model: 'fake-gpt', messages: [{ role: 'user', content: `outage ${i}` }] })));
+    const responses = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => client.chat.completions.create({ model: 'fake-gpt', messages: [{ role: 'user', content: `outage ${i}` }] })),
+    );
     const ids = responses.map((r) => (r as unknown as { request_id: string }).request_id).sort();
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(await storedIds()).toEqual([]);
     const shard = gateway.keys.shardOf('acme');
-    expect(await gateway.redis.llen(gateway.keys.outboxItems(shard)) + (await gateway.redis.zcard(gateway.keys.outboxLeases(shard)))).toBe(8);
+    expect((await gateway.redis.llen(gateway.keys.outboxItems(shard))) + (await gateway.redis.zcard(gateway.keys.outboxLeases(shard)))).toBe(8);
     await proxy.restore();
     await eventually(async () => (await storedIds()).length === 8, 15_000, 'all eight records stored');
     await new Promise((resolve) => setTimeout(resolve, 500));

@@ -64,7 +64,12 @@ function send(request: RawRequest): Promise<RawResponse> {
     socket.on('data', (data: Buffer) => chunks.push(data));
     socket.on('error', reject);
     socket.on('close', () => resolve(parse(Buffer.concat(chunks).toString('utf8'))));
-    const head = [`${request.method} ${request.target} HTTP/1.1`, 'host: fuzz', 'connection: close', ...request.headers.map(([name, value]) => `${name}: ${value}`)];
+    const head = [
+      `${request.method} ${request.target} HTTP/1.1`,
+      'host: fuzz',
+      'connection: close',
+      ...request.headers.map(([name, value]) => `${name}: ${value}`),
+    ];
     if (request.body !== null) head.push(`content-length: ${request.body.length}`);
     // Not end(): a client that half-closes may see the server close before it answers.
     socket.write(Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'latin1'), request.body ?? Buffer.alloc(0)]));
@@ -82,7 +87,7 @@ function parse(text: string): RawResponse {
 
 function dechunk(text: string): string {
   let out = '';
-  for (let at = 0; at < text.length; ) {
+  for (let at = 0; at < text.length;) {
     const end = text.indexOf('\r\n', at);
     const size = Number.parseInt(text.slice(at, end), 16);
     if (!(size > 0)) break;
@@ -108,12 +113,22 @@ function checkAnswer(request: RawRequest, response: RawResponse): void {
   if (/^\/v1\/messages(\/count_tokens)?(\?|$)/.test(request.target) && (envelope as { type?: unknown }).type === 'error') {
     const anthropic = envelope as { error?: Record<string, unknown>; request_id?: unknown };
     expect(Object.keys(anthropic), what).toEqual(['type', 'error', 'request_id']);
-    expect(anthropic.error, what).toMatchObject({ type: expect.stringMatching(/^(invalid_request_error|authentication_error|permission_error|not_found_error|request_too_large|rate_limit_error|api_error)$/), code: expect.any(String), message: expect.any(String) });
+    expect(anthropic.error, what).toMatchObject({
+      type: expect.stringMatching(
+        /^(invalid_request_error|authentication_error|permission_error|not_found_error|request_too_large|rate_limit_error|api_error)$/,
+      ),
+      code: expect.any(String),
+      message: expect.any(String),
+    });
     expect(response.headers['x-request-id'], what).toBe(anthropic.request_id);
     return;
   }
   expect(Object.keys(envelope), what).toEqual(['error']);
-  expect(envelope.error, what).toMatchObject({ type: expect.stringMatching(/^(invalid_request_error|authentication_error|rate_limit_error|api_error)$/), code: expect.any(String), message: expect.any(String) });
+  expect(envelope.error, what).toMatchObject({
+    type: expect.stringMatching(/^(invalid_request_error|authentication_error|rate_limit_error|api_error)$/),
+    code: expect.any(String),
+    message: expect.any(String),
+  });
   expect(envelope.error?.request_id, what).toMatch(/^req_/);
   expect(response.headers['x-request-id'], what).toBe(envelope.error?.request_id);
 }
@@ -126,7 +141,21 @@ async function bothProcessesAnswer(): Promise<void> {
 // ---- what the cases are made of ----
 
 const HUGE_NUMBERS = [1e308, -1e308, 2 ** 63, -(2 ** 63), 2 ** 53 + 1, Number.MAX_VALUE, 5e-324, 1e21, -0];
-const ODD_STRINGS = ['', ' ', '\u0000', '\u0000\u0001\u001f', '\u2028\u2029', '\uffff', '\ud800', '💥'.repeat(50), 'a'.repeat(5000), '{{name}}', '../../etc/passwd', '%E0%A4%A', 'req_\r\nx'];
+const ODD_STRINGS = [
+  '',
+  ' ',
+  '\u0000',
+  '\u0000\u0001\u001f',
+  '\u2028\u2029',
+  '\uffff',
+  '\ud800',
+  '💥'.repeat(50),
+  'a'.repeat(5000),
+  '{{name}}',
+  '../../etc/passwd',
+  '%E0%A4%A',
+  'req_\r\nx',
+];
 
 /** JSON nested `levels` deep in arrays or objects, written directly (no recursion to build it). */
 function deepJson(levels: number, kind: 'array' | 'object'): string {
@@ -162,9 +191,21 @@ function mutate(valid: Record<string, unknown>): fc.Arbitrary<Record<string, unk
 function bodyOf(valid: Record<string, unknown>): fc.Arbitrary<Buffer> {
   return fc.oneof(
     { weight: 6, arbitrary: mutate(valid).map((body) => Buffer.from(JSON.stringify(body))) },
-    { weight: 1, arbitrary: fc.tuple(fc.integer({ min: MAX_JSON_DEPTH - 2, max: 20_000 }), fc.constantFrom('array' as const, 'object' as const)).map(([levels, kind]) => Buffer.from(JSON.stringify(valid).replace(/^\{/, `{"deep":${deepJson(levels, kind)},`))) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.integer({ min: MAX_JSON_DEPTH - 2, max: 20_000 }), fc.constantFrom('array' as const, 'object' as const))
+        .map(([levels, kind]) => Buffer.from(JSON.stringify(valid).replace(/^\{/, `{"deep":${deepJson(levels, kind)},`))),
+    },
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: 200 }).map((bytes) => Buffer.from(bytes)) },
-    { weight: 1, arbitrary: fc.constantFrom(Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]), Buffer.from('{"model":"fake-gpt","messages":[{"role":"user","content":"\xc3\x28"}]}', 'latin1'), Buffer.from(JSON.stringify(valid).slice(0, -3))) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]),
+        Buffer.from('{"model":"fake-gpt","messages":[{"role":"user","content":"\xc3\x28"}]}', 'latin1'),
+        Buffer.from(JSON.stringify(valid).slice(0, -3)),
+      ),
+    },
   );
 }
 
@@ -178,16 +219,31 @@ const pathParam = fc.oneof(
 /** A query string: valid-looking parameters with odd values, repeated keys, broken escapes. */
 const query = fc.oneof(
   fc.constant(''),
-  fc.dictionary(fc.constantFrom('since', 'until', 'limit', 'cursor', 'model', 'feature', 'key_id', 'group_by', 'action', 'actor', 'x'), fc.oneof(fc.constantFrom('2026-11-01', '2026-02-30', '-1', '1e308', '9999999999999999999', '', 'day', 'model'), fc.string({ maxLength: 20 }))).map((params) => `?${new URLSearchParams(params).toString()}`),
+  fc
+    .dictionary(
+      fc.constantFrom('since', 'until', 'limit', 'cursor', 'model', 'feature', 'key_id', 'group_by', 'action', 'actor', 'x'),
+      fc.oneof(fc.constantFrom('2026-11-01', '2026-02-30', '-1', '1e308', '9999999999999999999', '', 'day', 'model'), fc.string({ maxLength: 20 })),
+    )
+    .map((params) => `?${new URLSearchParams(params).toString()}`),
   fc.constantFrom('?since=%E0%A4%A', '?since=2026-11-01&since=2026-11-02', '?limit=1&limit=2', '?cursor=' + 'A'.repeat(5000), '?%zz=1'),
 );
 
-const headerValue = fc.oneof(fc.constantFrom('', ' ', 'a'.repeat(300), 'x'.repeat(8000), 'é', '\t'), fc.string({ maxLength: 30, unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)) }));
+const headerValue = fc.oneof(
+  fc.constantFrom('', ' ', 'a'.repeat(300), 'x'.repeat(8000), 'é', '\t'),
+  fc.string({ maxLength: 30, unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)) }),
+);
 
 /** Headers besides the key: content type, idempotency key, feature, Last-Event-ID, each maybe odd. */
 const extraHeaders = fc.record(
   {
-    'content-type': fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', ''),
+    'content-type': fc.constantFrom(
+      'application/json',
+      'application/json; charset=utf-8',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'application/json; charset=latin1',
+      '',
+    ),
     'idempotency-key': headerValue,
     'x-feature': headerValue,
     'last-event-id': headerValue,
@@ -199,14 +255,44 @@ const VALID_CHAT = { model: 'fake-gpt', messages: [{ role: 'user', content: 'Hel
 type Route = { method: string; path: fc.Arbitrary<string>; key: keyof typeof keys; body: Record<string, unknown> | null };
 const ROUTES: Route[] = [
   { method: 'POST', path: fc.constant('/v1/chat/completions'), key: 'app', body: VALID_CHAT },
-  { method: 'POST', path: fc.constant('/v1/chat/completions'), key: 'app', body: { ...VALID_CHAT, stream: true, tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }] } },
+  {
+    method: 'POST',
+    path: fc.constant('/v1/chat/completions'),
+    key: 'app',
+    body: { ...VALID_CHAT, stream: true, tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }] },
+  },
   { method: 'POST', path: fc.constant('/v1/chat/completions'), key: 'app', body: { prompt: 'greet', variables: { name: 'Ada' } } },
   { method: 'POST', path: fc.constant('/v1/embeddings'), key: 'app', body: { model: 'sim-embed', input: ['Hello', 'world'] } },
-  { method: 'POST', path: fc.constant('/v1/messages'), key: 'app', body: { model: 'sim', max_tokens: 16, messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello' }] }], tools: [{ name: 'f', input_schema: { type: 'object' } }] } },
-  { method: 'POST', path: fc.constant('/v1/messages'), key: 'app', body: { model: 'sim', max_tokens: 16, stream: true, system: 'Be brief.', messages: [{ role: 'user', content: 'Hello' }] } },
+  {
+    method: 'POST',
+    path: fc.constant('/v1/messages'),
+    key: 'app',
+    body: {
+      model: 'sim',
+      max_tokens: 16,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello' }] }],
+      tools: [{ name: 'f', input_schema: { type: 'object' } }],
+    },
+  },
+  {
+    method: 'POST',
+    path: fc.constant('/v1/messages'),
+    key: 'app',
+    body: { model: 'sim', max_tokens: 16, stream: true, system: 'Be brief.', messages: [{ role: 'user', content: 'Hello' }] },
+  },
   { method: 'POST', path: fc.constant('/v1/messages/count_tokens'), key: 'app', body: { model: 'sim', messages: [{ role: 'user', content: 'Hello' }] } },
-  { method: 'POST', path: fc.constant('/v1/responses'), key: 'app', body: { model: 'sim', input: [{ role: 'user', content: [{ type: 'input_text', text: 'Hello' }] }], max_output_tokens: 16 } },
-  { method: 'POST', path: fc.constant('/v1/responses'), key: 'app', body: { model: 'sim', input: 'Hello', stream: true, tools: [{ type: 'function', name: 'f', parameters: { type: 'object' } }] } },
+  {
+    method: 'POST',
+    path: fc.constant('/v1/responses'),
+    key: 'app',
+    body: { model: 'sim', input: [{ role: 'user', content: [{ type: 'input_text', text: 'Hello' }] }], max_output_tokens: 16 },
+  },
+  {
+    method: 'POST',
+    path: fc.constant('/v1/responses'),
+    key: 'app',
+    body: { model: 'sim', input: 'Hello', stream: true, tools: [{ type: 'function', name: 'f', parameters: { type: 'object' } }] },
+  },
   { method: 'GET', path: pathParam.map((id) => `/v1/responses/${id}`), key: 'app', body: null },
   { method: 'GET', path: fc.constant('/v1/models'), key: 'app', body: null },
   { method: 'GET', path: pathParam.map((id) => `/v1/models/${id}`), key: 'app', body: null },
@@ -214,13 +300,23 @@ const ROUTES: Route[] = [
   { method: 'GET', path: query.map((q) => `/v1/usage${q}`), key: 'developer', body: null },
   { method: 'GET', path: fc.constant('/v1/budgets'), key: 'developer', body: null },
   { method: 'GET', path: query.map((q) => `/v1/audit${q}`), key: 'auditor', body: null },
-  { method: 'POST', path: pathParam.map((name) => `/internal/v1/prompts/${name}/versions`), key: 'admin', body: { messages: [{ role: 'user', content: 'Greet {{name}}.' }], model: 'fake-gpt', parameters: { temperature: 0.2 } } },
+  {
+    method: 'POST',
+    path: pathParam.map((name) => `/internal/v1/prompts/${name}/versions`),
+    key: 'admin',
+    body: { messages: [{ role: 'user', content: 'Greet {{name}}.' }], model: 'fake-gpt', parameters: { temperature: 0.2 } },
+  },
   { method: 'POST', path: pathParam.map((name) => `/internal/v1/prompts/${name}/activate`), key: 'admin', body: { version: 1 } },
   { method: 'GET', path: pathParam.map((name) => `/internal/v1/prompts/${name}/versions`), key: 'admin', body: null },
   { method: 'POST', path: fc.constant('/internal/v1/budgets'), key: 'admin', body: { window: 'day', limit_micros: 1_000_000, feature: 'search' } },
   { method: 'DELETE', path: pathParam.map((id) => `/internal/v1/budgets/${id}`), key: 'admin', body: null },
   { method: 'POST', path: pathParam.map((tenant) => `/internal/v1/tenants/${tenant}/credits`), key: 'operator', body: { amount_micros: 1000 } },
-  { method: 'PUT', path: pathParam.map((tenant) => `/internal/v1/tenants/${tenant}/plan`), key: 'operator', body: { requests_per_minute: 600, max_queued: 100 } },
+  {
+    method: 'PUT',
+    path: pathParam.map((tenant) => `/internal/v1/tenants/${tenant}/plan`),
+    key: 'operator',
+    body: { requests_per_minute: 600, max_queued: 100 },
+  },
   { method: 'POST', path: fc.constant('/internal/v1/tenants'), key: 'operator', body: { id: 'fuzz-co', name: 'Fuzz Co' } },
   { method: 'GET', path: fc.constant('/internal/v1/tenants'), key: 'operator', body: null },
   { method: 'PATCH', path: pathParam.map((tenant) => `/internal/v1/tenants/${tenant}`), key: 'operator', body: { name: 'Renamed' } },
@@ -234,22 +330,39 @@ const ROUTES: Route[] = [
 ];
 
 const requestArbitrary: fc.Arbitrary<RawRequest> = fc.constantFrom(...ROUTES).chain((route) =>
-  fc.record({
-    method: fc.oneof({ weight: 9, arbitrary: fc.constant(route.method) }, { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS') }),
-    target: route.path,
-    key: fc.oneof({ weight: 9, arbitrary: fc.constant(`Bearer ${keys[route.key]}`) }, { weight: 1, arbitrary: fc.constantFrom('', 'Bearer', 'Bearer gwk_nope', `Basic ${keys[route.key]}`, 'Bearer eyJhbGciOiJub25lIn0.e30.') }),
-    headers: extraHeaders,
-    body: route.body === null ? fc.constant(null) : bodyOf(route.body),
-  }).map(({ method, target, key, headers, body }) => ({
-    method,
-    target,
-    headers: [['authorization', key] as [string, string], ...Object.entries(headers).filter(([, value]) => value !== '')],
-    body: method === 'GET' || method === 'DELETE' ? null : body,
-  })),
+  fc
+    .record({
+      method: fc.oneof(
+        { weight: 9, arbitrary: fc.constant(route.method) },
+        { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS') },
+      ),
+      target: route.path,
+      key: fc.oneof(
+        { weight: 9, arbitrary: fc.constant(`Bearer ${keys[route.key]}`) },
+        { weight: 1, arbitrary: fc.constantFrom('', 'Bearer', 'Bearer gwk_nope', `Basic ${keys[route.key]}`, 'Bearer eyJhbGciOiJub25lIn0.e30.') },
+      ),
+      headers: extraHeaders,
+      body: route.body === null ? fc.constant(null) : bodyOf(route.body),
+    })
+    .map(({ method, target, key, headers, body }) => ({
+      method,
+      target,
+      headers: [['authorization', key] as [string, string], ...Object.entries(headers).filter(([, value]) => value !== '')],
+      body: method === 'GET' || method === 'DELETE' ? null : body,
+    })),
 );
 
 describe('what the first round of attacks found', () => {
-  const chat = (body: string) => send({ method: 'POST', target: '/v1/chat/completions', headers: [['authorization', `Bearer ${keys.app}`], ['content-type', 'application/json']], body: Buffer.from(body) });
+  const chat = (body: string) =>
+    send({
+      method: 'POST',
+      target: '/v1/chat/completions',
+      headers: [
+        ['authorization', `Bearer ${keys.app}`],
+        ['content-type', 'application/json'],
+      ],
+      body: Buffer.from(body),
+    });
 
   it('an extra field nested 10,000 levels deep is a 400 naming it, before any work (it was a 503 "retry shortly")', async () => {
     const response = await chat(`{"model":"fake-gpt","messages":[{"role":"user","content":"hi"}],"x":${deepJson(10_000, 'object')}}`);
@@ -269,12 +382,20 @@ describe('what the first round of attacks found', () => {
     let schema: Record<string, unknown> = { type: 'string' };
     // Two levels per level of the schema, and five above it in the body.
     for (let i = 0; i < (MAX_JSON_DEPTH - 6) / 2; i++) schema = { type: 'object', properties: { a: schema } };
-    const response = await chat(JSON.stringify({ model: 'fake-gpt', messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 'f', parameters: schema } }] }));
+    const response = await chat(
+      JSON.stringify({
+        model: 'fake-gpt',
+        messages: [{ role: 'user', content: 'hi' }],
+        tools: [{ type: 'function', function: { name: 'f', parameters: schema } }],
+      }),
+    );
     expect(response.status).toBe(200);
   });
 
   it(`refuses fields passed on as sent that hold more than ${MAX_PASSTHROUGH_BYTES} bytes together, naming the one over`, async () => {
-    const response = await chat(JSON.stringify({ model: 'fake-gpt', messages: [{ role: 'user', content: 'hi', note: 'n'.repeat(40_000) }], metadata: { blob: 'm'.repeat(40_000) } }));
+    const response = await chat(
+      JSON.stringify({ model: 'fake-gpt', messages: [{ role: 'user', content: 'hi', note: 'n'.repeat(40_000) }], metadata: { blob: 'm'.repeat(40_000) } }),
+    );
     expect(response.status).toBe(400);
     expect(JSON.parse(response.body).error).toMatchObject({ code: 'invalid_value', param: 'messages[0].note' });
   });
@@ -282,7 +403,12 @@ describe('what the first round of attacks found', () => {
 
 describe('what this fuzzer found, each a 500 before', () => {
   const asAdmin = (method: string, target: string, body?: unknown) =>
-    send({ method, target, headers: [['authorization', `Bearer ${keys.admin}`], ...(body === undefined ? [] : [['content-type', 'application/json'] as [string, string]])], body: body === undefined ? null : Buffer.from(JSON.stringify(body)) });
+    send({
+      method,
+      target,
+      headers: [['authorization', `Bearer ${keys.admin}`], ...(body === undefined ? [] : [['content-type', 'application/json'] as [string, string]])],
+      body: body === undefined ? null : Buffer.from(JSON.stringify(body)),
+    });
 
   it('a NUL character in a path parameter is a 400 naming it (PostgreSQL refuses NUL in text)', async () => {
     const response = await asAdmin('DELETE', '/internal/v1/budgets/a%00b');
@@ -294,7 +420,15 @@ describe('what this fuzzer found, each a 500 before', () => {
     const stored = await asAdmin('POST', '/internal/v1/prompts/nul/versions', { messages: [{ role: 'user', content: 'a\u0000b' }], model: 'fake-gpt' });
     expect(stored.status).toBe(400);
     expect(JSON.parse(stored.body).error).toMatchObject({ code: 'invalid_value', param: 'messages[0].content' });
-    const sent = await send({ method: 'POST', target: '/v1/chat/completions', headers: [['authorization', `Bearer ${keys.app}`], ['content-type', 'application/json']], body: Buffer.from(JSON.stringify({ model: 'fake-gpt', messages: [{ role: 'user', content: 'a\u0000b' }] })) });
+    const sent = await send({
+      method: 'POST',
+      target: '/v1/chat/completions',
+      headers: [
+        ['authorization', `Bearer ${keys.app}`],
+        ['content-type', 'application/json'],
+      ],
+      body: Buffer.from(JSON.stringify({ model: 'fake-gpt', messages: [{ role: 'user', content: 'a\u0000b' }] })),
+    });
     expect(sent.status).toBe(200);
   });
 

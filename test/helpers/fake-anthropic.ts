@@ -69,7 +69,10 @@ type MessagesBody = { model?: unknown; max_tokens?: unknown; messages?: unknown;
 
 /** Starts the fake on 127.0.0.1 (port 0 unless given). */
 export async function startAnthropicUpstream(port = 0): Promise<FakeAnthropic> {
-  const server = await startFakeServer<AnthropicBehaviour>({ route: (method, path) => method === 'POST' && path === '/v1/messages', defaultBehaviour: { kind: 'ok' }, respond }, port);
+  const server = await startFakeServer<AnthropicBehaviour>(
+    { route: (method, path) => method === 'POST' && path === '/v1/messages', defaultBehaviour: { kind: 'ok' }, respond },
+    port,
+  );
   return Object.assign(server, { url: server.origin });
 }
 
@@ -78,7 +81,12 @@ export function anthropicError(type: string, message: string): AnthropicErrorBod
   return { type: 'error', error: { type, message } };
 }
 
-async function respond(behaviour: AnthropicBehaviour, request: RecordedRequest<AnthropicBehaviour>, res: ServerResponse, breakConnection: () => void): Promise<void> {
+async function respond(
+  behaviour: AnthropicBehaviour,
+  request: RecordedRequest<AnthropicBehaviour>,
+  res: ServerResponse,
+  breakConnection: () => void,
+): Promise<void> {
   const invalid = invalidRequest(request);
   if (invalid !== null) return sendJson(res, 400, anthropicError('invalid_request_error', invalid), requestIdHeader(request));
   const body = request.body as MessagesBody;
@@ -95,7 +103,10 @@ async function respond(behaviour: AnthropicBehaviour, request: RecordedRequest<A
       return replayFixture(res, request, behaviour.name, streaming, behaviour.pieceBytes);
     case 'status': {
       const type = ERROR_TYPES[behaviour.status] ?? (behaviour.status >= 500 ? 'api_error' : 'invalid_request_error');
-      return sendStatus(res, behaviour.status, behaviour.body ?? anthropicError(type, `Fake Anthropic error ${behaviour.status}`), { ...requestIdHeader(request), ...behaviour.headers });
+      return sendStatus(res, behaviour.status, behaviour.body ?? anthropicError(type, `Fake Anthropic error ${behaviour.status}`), {
+        ...requestIdHeader(request),
+        ...behaviour.headers,
+      });
     }
     case 'error-event': {
       const payload = 'error' in behaviour.error ? behaviour.error : anthropicError(behaviour.error.type, behaviour.error.message);
@@ -106,7 +117,9 @@ async function respond(behaviour: AnthropicBehaviour, request: RecordedRequest<A
       return;
     case 'cut': {
       res.writeHead(200, { 'content-type': streaming ? 'text/event-stream' : 'application/json', ...requestIdHeader(request) });
-      const partial = streaming ? startEvents(id, body, behaviour.afterText).join('') : JSON.stringify(message(id, body, behaviour.afterText ?? '', {})).slice(0, 40);
+      const partial = streaming
+        ? startEvents(id, body, behaviour.afterText).join('')
+        : JSON.stringify(message(id, body, behaviour.afterText ?? '', {})).slice(0, 40);
       return void res.write(partial, breakConnection);
     }
   }
@@ -128,18 +141,31 @@ function invalidRequest(request: RecordedRequest<AnthropicBehaviour>): string | 
   if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system)) return 'system: Input should be a valid list';
   const thinking = body.thinking as { type?: unknown; budget_tokens?: unknown } | undefined;
   if (thinking?.type === 'enabled') {
-    if (typeof thinking.budget_tokens !== 'number' || thinking.budget_tokens < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
+    if (typeof thinking.budget_tokens !== 'number' || thinking.budget_tokens < 1024)
+      return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
     if (thinking.budget_tokens >= body.max_tokens) return '`max_tokens` must be greater than `thinking.budget_tokens`';
   }
   return null;
 }
 
 function message(id: string, body: MessagesBody, text: string, usage: AnthropicUsage): Record<string, unknown> {
-  return { id, type: 'message', role: 'assistant', model: String(body.model), content: [{ type: 'text', text }], stop_reason: 'end_turn', stop_sequence: null, usage };
+  return {
+    id,
+    type: 'message',
+    role: 'assistant',
+    model: String(body.model),
+    content: [{ type: 'text', text }],
+    stop_reason: 'end_turn',
+    stop_sequence: null,
+    usage,
+  };
 }
 
 function messageStart(id: string, body: MessagesBody, usage: AnthropicUsage): string {
-  return sseEvent({ type: 'message_start', message: { ...message(id, body, '', { ...usage, output_tokens: 1 }), content: [], stop_reason: null } }, 'message_start');
+  return sseEvent(
+    { type: 'message_start', message: { ...message(id, body, '', { ...usage, output_tokens: 1 }), content: [], stop_reason: null } },
+    'message_start',
+  );
 }
 
 function startEvents(id: string, body: MessagesBody, text: string | undefined): string[] {
@@ -155,7 +181,10 @@ function okEvents(id: string, body: MessagesBody, text: string, usage: Anthropic
     sseEvent({ type: 'ping' }, 'ping'),
     ...split(text, 3).map(textDelta),
     sseEvent({ type: 'content_block_stop', index: 0 }, 'content_block_stop'),
-    sseEvent({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: usage.output_tokens ?? 0 } }, 'message_delta'),
+    sseEvent(
+      { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: usage.output_tokens ?? 0 } },
+      'message_delta',
+    ),
     sseEvent({ type: 'message_stop' }, 'message_stop'),
   ];
 }
@@ -179,7 +208,13 @@ async function writeEach(res: ServerResponse, events: string[], delayMs: number)
   }
 }
 
-async function replayFixture(res: ServerResponse, request: RecordedRequest<AnthropicBehaviour>, name: string, streaming: boolean, pieceBytes?: number): Promise<void> {
+async function replayFixture(
+  res: ServerResponse,
+  request: RecordedRequest<AnthropicBehaviour>,
+  name: string,
+  streaming: boolean,
+  pieceBytes?: number,
+): Promise<void> {
   let text: string;
   try {
     text = readAnthropicFixture(streaming ? `streams/${name}.sse` : `responses/${name}.json`);

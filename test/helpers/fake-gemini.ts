@@ -86,7 +86,10 @@ const PART_FIELDS = new Set([...PART_DATA, 'thought', 'thoughtSignature', 'video
 
 /** Starts the fake on 127.0.0.1 (port 0 unless given). */
 export async function startGeminiUpstream(port = 0): Promise<FakeGemini> {
-  const server = await startFakeServer<GeminiBehaviour>({ route: (method, path) => method === 'POST' && CALL_PATH.test(path), defaultBehaviour: { kind: 'ok' }, respond }, port);
+  const server = await startFakeServer<GeminiBehaviour>(
+    { route: (method, path) => method === 'POST' && CALL_PATH.test(path), defaultBehaviour: { kind: 'ok' }, respond },
+    port,
+  );
   return Object.assign(server, { url: server.origin });
 }
 
@@ -120,7 +123,8 @@ async function respond(behaviour: GeminiBehaviour, request: RecordedRequest<Gemi
       if (behaviour.afterText !== undefined) res.write(geminiSse(textEvent(request, modelVersion, behaviour.afterText)));
       return void res.end(geminiSse({ error: behaviour.error }));
     case 'cut':
-      if (!stream) return void res.writeHead(200, { 'content-type': 'application/json' }).write('{"candidates": [{"content": {"parts": [{"text": "', breakConnection);
+      if (!stream)
+        return void res.writeHead(200, { 'content-type': 'application/json' }).write('{"candidates": [{"content": {"parts": [{"text": "', breakConnection);
       startSse(res);
       return void res.write(behaviour.afterText === undefined ? '' : geminiSse(textEvent(request, modelVersion, behaviour.afterText)), breakConnection);
   }
@@ -139,10 +143,12 @@ function answerEmbeddings(res: ServerResponse, body: unknown, model: string): vo
   const embeddings: Array<{ values: number[] }> = [];
   for (const [i, request] of (requests as EmbedRequest[]).entries()) {
     const unknown = Object.keys(request).find((field) => !EMBED_FIELDS.has(field));
-    if (unknown) return sendJson(res, 400, invalid(`Invalid JSON payload received. Unknown name "${unknown}" at 'requests[${i}]'`, `requests[${i}].${unknown}`));
+    if (unknown)
+      return sendJson(res, 400, invalid(`Invalid JSON payload received. Unknown name "${unknown}" at 'requests[${i}]'`, `requests[${i}].${unknown}`));
     if (request.model !== `models/${model}`) return sendJson(res, 400, invalid(`requests[${i}].model must be models/${model}`, `requests[${i}].model`));
     const parts = request.content?.parts ?? [];
-    if (parts.length === 0 || !parts.every((part) => typeof part.text === 'string')) return sendJson(res, 400, invalid(`requests[${i}].content must hold text parts`, `requests[${i}].content`));
+    if (parts.length === 0 || !parts.every((part) => typeof part.text === 'string'))
+      return sendJson(res, 400, invalid(`requests[${i}].content must hold text parts`, `requests[${i}].content`));
     const text = parts.map((part) => part.text as string).join(' ');
     const length = typeof request.outputDimensionality === 'number' ? request.outputDimensionality : 4;
     embeddings.push({ values: Array.from({ length }, (_, j) => (j === 0 ? i + 1 : j === 1 ? text.split(/\s+/).filter(Boolean).length : 0)) });
@@ -152,7 +158,13 @@ function answerEmbeddings(res: ServerResponse, body: unknown, model: string): vo
 
 type Pacing = { pieceBytes?: number; pieceDelayMs?: number };
 
-async function answerText(res: ServerResponse, request: RecordedRequest<GeminiBehaviour>, modelVersion: string, stream: boolean, behaviour: Pacing & { text?: string; usage?: GeminiUsageMetadata }): Promise<void> {
+async function answerText(
+  res: ServerResponse,
+  request: RecordedRequest<GeminiBehaviour>,
+  modelVersion: string,
+  stream: boolean,
+  behaviour: Pacing & { text?: string; usage?: GeminiUsageMetadata },
+): Promise<void> {
   const text = behaviour.text ?? DEFAULT_TEXT;
   const usage = behaviour.usage ?? countUsage(request.body, text);
   if (!stream) return sendJson(res, 200, { ...textEvent(request, modelVersion, text, 'STOP'), usageMetadata: usage });
@@ -201,20 +213,33 @@ function checkBody(body: unknown): { error: GeminiError } | null {
   }
   const config = isRecord(body.generationConfig) ? body.generationConfig : {};
   const unknownConfig = Object.keys(config).find((key) => !GENERATION_FIELDS.has(key));
-  if (unknownConfig !== undefined) return invalid(`Invalid JSON payload received. Unknown name "${unknownConfig}" at 'generation_config': Cannot find field.`, `generation_config.${unknownConfig}`);
+  if (unknownConfig !== undefined)
+    return invalid(
+      `Invalid JSON payload received. Unknown name "${unknownConfig}" at 'generation_config': Cannot find field.`,
+      `generation_config.${unknownConfig}`,
+    );
   return null;
 }
 
 function checkContent(content: unknown, field: string): { error: GeminiError } | null {
   if (!isRecord(content)) return invalid(`* GenerateContentRequest.${field}: must be an object\n`, field);
-  if (content.role !== undefined && content.role !== 'user' && content.role !== 'model') return invalid('Please use a valid role: user, model.', `${field}.role`);
-  if (!Array.isArray(content.parts) || content.parts.length === 0) return invalid(`* GenerateContentRequest.${field}.parts: contents.parts must not be empty.\n`, `${field}.parts`);
+  if (content.role !== undefined && content.role !== 'user' && content.role !== 'model')
+    return invalid('Please use a valid role: user, model.', `${field}.role`);
+  if (!Array.isArray(content.parts) || content.parts.length === 0)
+    return invalid(`* GenerateContentRequest.${field}.parts: contents.parts must not be empty.\n`, `${field}.parts`);
   for (const [j, part] of content.parts.entries()) {
     const keys = isRecord(part) ? Object.keys(part) : [];
     const unknown = keys.find((key) => !PART_FIELDS.has(key));
-    if (unknown !== undefined) return invalid(`Invalid JSON payload received. Unknown name "${unknown}" at '${field}.parts[${j}]': Cannot find field.`, `${field}.parts[${j}].${unknown}`);
+    if (unknown !== undefined)
+      return invalid(
+        `Invalid JSON payload received. Unknown name "${unknown}" at '${field}.parts[${j}]': Cannot find field.`,
+        `${field}.parts[${j}].${unknown}`,
+      );
     if (keys.filter((key) => PART_DATA.includes(key)).length !== 1) {
-      return invalid(`* GenerateContentRequest.${field}.parts[${j}].data: required oneof field 'data' must have one initialized field\n`, `${field}.parts[${j}].data`);
+      return invalid(
+        `* GenerateContentRequest.${field}.parts[${j}].data: required oneof field 'data' must have one initialized field\n`,
+        `${field}.parts[${j}].data`,
+      );
     }
   }
   return null;
@@ -235,7 +260,9 @@ function countUsage(body: unknown, text: string): Required<Pick<GeminiUsageMetad
 function textsOf(body: unknown): string[] {
   if (!isRecord(body)) return [];
   const turns = [...(Array.isArray(body.contents) ? body.contents : []), body.systemInstruction];
-  return turns.flatMap((turn) => (isRecord(turn) && Array.isArray(turn.parts) ? turn.parts : [])).flatMap((part) => (isRecord(part) && typeof part.text === 'string' ? [part.text] : []));
+  return turns
+    .flatMap((turn) => (isRecord(turn) && Array.isArray(turn.parts) ? turn.parts : []))
+    .flatMap((part) => (isRecord(part) && typeof part.text === 'string' ? [part.text] : []));
 }
 
 function words(text: string): number {

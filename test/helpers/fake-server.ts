@@ -30,7 +30,12 @@ export interface RecordedRequest<B extends BehaviourBase = BehaviourBase> {
 }
 
 /** What a provider's fake answers one recorded call with. */
-export type Responder<B extends BehaviourBase> = (behaviour: B, request: RecordedRequest<B>, res: ServerResponse, breakConnection: () => void) => void | Promise<void>;
+export type Responder<B extends BehaviourBase> = (
+  behaviour: B,
+  request: RecordedRequest<B>,
+  res: ServerResponse,
+  breakConnection: () => void,
+) => void | Promise<void>;
 
 /** A running fake upstream. */
 export interface FakeServer<B extends BehaviourBase> {
@@ -131,7 +136,10 @@ class Server<B extends BehaviourBase> implements FakeServer<B> {
     const closed = /^GET \/__closed\/(\d+)$/.exec(route);
     if (closed === null) return sendJson(res, 404, { error: { message: `No route ${route}`, type: 'not_found' } });
     const timeoutMs = Number(url.searchParams.get('timeoutMs') ?? 5000);
-    const ok = await this.waitForClose(Number(closed[1]), timeoutMs).then(() => true, () => false);
+    const ok = await this.waitForClose(Number(closed[1]), timeoutMs).then(
+      () => true,
+      () => false,
+    );
     sendJson(res, ok ? 200 : 408, { closed: ok });
   }
 

@@ -38,14 +38,19 @@ const DEFAULT_TEXT = 'Hello from the fake upstream.';
 export async function startFakeUpstream(port = 0): Promise<FakeUpstream> {
   const server = await startFakeServer<Behaviour>(
     // OpenAI's paths, and Azure OpenAI's deployment paths (base URL: the origin).
-    { route: (method, path) => method === 'POST' && /^(\/v1|\/openai\/deployments\/[^/]+)\/(chat\/completions|embeddings)$/.test(path), defaultBehaviour: { kind: 'ok' }, respond },
+    {
+      route: (method, path) => method === 'POST' && /^(\/v1|\/openai\/deployments\/[^/]+)\/(chat\/completions|embeddings)$/.test(path),
+      defaultBehaviour: { kind: 'ok' },
+      respond,
+    },
     port,
   );
   return Object.assign(server, { url: `${server.origin}/v1` });
 }
 
 function respond(behaviour: Behaviour, request: RecordedRequest<Behaviour>, res: ServerResponse, breakConnection: () => void): void {
-  if (request.path.endsWith('/embeddings') && behaviour.kind === 'ok') return sendJson(res, 200, embeddings(request.body as EmbeddingsBody, behaviour.usage !== false));
+  if (request.path.endsWith('/embeddings') && behaviour.kind === 'ok')
+    return sendJson(res, 200, embeddings(request.body as EmbeddingsBody, behaviour.usage !== false));
   const body = request.body as ChatBody;
   const streaming = body.stream === true;
   switch (behaviour.kind) {
@@ -57,7 +62,12 @@ function respond(behaviour: Behaviour, request: RecordedRequest<Behaviour>, res:
       return sendJson(res, 200, completion(body, text, usage, calls));
     }
     case 'status':
-      return sendStatus(res, behaviour.status, behaviour.body ?? { error: { message: `Fake upstream error ${behaviour.status}`, type: errorType(behaviour.status) } }, behaviour.headers);
+      return sendStatus(
+        res,
+        behaviour.status,
+        behaviour.body ?? { error: { message: `Fake upstream error ${behaviour.status}`, type: errorType(behaviour.status) } },
+        behaviour.headers,
+      );
     case 'hang':
       return;
     case 'break-after-first-chunk': {
@@ -66,7 +76,9 @@ function respond(behaviour: Behaviour, request: RecordedRequest<Behaviour>, res:
       return void res.write(first, breakConnection);
     }
     case 'slow-stream': {
-      const pieces = Array.from({ length: behaviour.chunks }, (_, i) => (behaviour.chunkBytes === undefined ? `w${i} ` : `${'x'.repeat(behaviour.chunkBytes - 1)} `));
+      const pieces = Array.from({ length: behaviour.chunks }, (_, i) =>
+        behaviour.chunkBytes === undefined ? `w${i} ` : `${'x'.repeat(behaviour.chunkBytes - 1)} `,
+      );
       const usage = usageFor(body, pieces.join(''));
       if (streaming) return void streamChunks(res, body, pieces, behaviour.chunkDelayMs, usage);
       const answer = (): void => {
@@ -83,7 +95,14 @@ function usageOf(setting: boolean | Record<string, unknown> | undefined, body: C
   return typeof setting === 'object' ? setting : usageFor(body, text);
 }
 
-async function streamChunks(res: ServerResponse, body: ChatBody, pieces: string[], delayMs: number, usage: Record<string, unknown> | null, calls: FakeToolCall[] = []): Promise<void> {
+async function streamChunks(
+  res: ServerResponse,
+  body: ChatBody,
+  pieces: string[],
+  delayMs: number,
+  usage: Record<string, unknown> | null,
+  calls: FakeToolCall[] = [],
+): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   for (const [i, piece] of pieces.entries()) {
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
@@ -95,7 +114,8 @@ async function streamChunks(res: ServerResponse, body: ChatBody, pieces: string[
     const half = Math.ceil(call.arguments.length / 2);
     const opening = { index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } };
     res.write(sseEvent(chunk(body, { ...(pieces.length === 0 && index === 0 ? { role: 'assistant', content: null } : {}), tool_calls: [opening] }, null)));
-    for (const part of [call.arguments.slice(0, half), call.arguments.slice(half)]) res.write(sseEvent(chunk(body, { tool_calls: [{ index, function: { arguments: part } }] }, null)));
+    for (const part of [call.arguments.slice(0, half), call.arguments.slice(half)])
+      res.write(sseEvent(chunk(body, { tool_calls: [{ index, function: { arguments: part } }] }, null)));
   }
   res.write(sseEvent(chunk(body, {}, calls.length > 0 ? 'tool_calls' : 'stop')));
   if (usage && body.stream_options?.include_usage === true) res.write(sseEvent({ ...chunk(body, {}, null), choices: [], usage }));
@@ -152,7 +172,8 @@ type EmbeddingsBody = { model?: unknown; input: string | string[] | number[] | n
  * default), base64 when asked; prompt tokens are the words of the texts (a token array's length).
  */
 function embeddings(body: EmbeddingsBody, withUsage: boolean): Record<string, unknown> {
-  const items = typeof body.input === 'string' || typeof body.input[0] === 'number' ? [body.input as string | number[]] : (body.input as Array<string | number[]>);
+  const items =
+    typeof body.input === 'string' || typeof body.input[0] === 'number' ? [body.input as string | number[]] : (body.input as Array<string | number[]>);
   const tokens = (item: string | number[]) => (typeof item === 'string' ? words(item) : item.length);
   const data = items.map((item, index) => {
     const vector = Array.from({ length: body.dimensions ?? 3 }, (_, j) => (j === 0 ? index + 1 : j === 1 ? tokens(item) : 0));

@@ -72,7 +72,6 @@ export interface GatewayUnderTest {
   abandon(): Promise<void>;
 }
 
-
 /**
  * Spawns `node <entry>` with the given environment, capturing its output; `root` is the project it runs from.
  * With `cpus` (a taskset list, e.g. `0`) it runs under `taskset -c <cpus>`, which execs node: the pid is node's.
@@ -136,14 +135,22 @@ export async function deletePrefix(redis: Redis | Cluster, prefix: string): Prom
 }
 
 /** Starts web + `workers` worker processes with the catalog and extra environment given. */
-export async function startGateway(options: { catalog: WrittenCatalog; env?: Record<string, string>; workers?: number; webs?: number; clusterNodes?: string }): Promise<GatewayUnderTest> {
+export async function startGateway(options: {
+  catalog: WrittenCatalog;
+  env?: Record<string, string>;
+  workers?: number;
+  webs?: number;
+  clusterNodes?: string;
+}): Promise<GatewayUnderTest> {
   const clusterNodes = options.clusterNodes ?? testClusterNodes();
   const database: TestDatabase = await createTestDatabase();
   const dir = await mkdtemp(join(tmpdir(), 'gw-test-'));
   const catalogPath = join(dir, 'catalog.json');
   await writeFile(catalogPath, JSON.stringify(options.catalog));
   const prefix = `t${randomBytes(4).toString('hex')}`;
-  const redisEnv: Record<string, string> = clusterNodes ? { REDIS_CLUSTER_NODES: clusterNodes, QUEUE_SHARDS: CLUSTER_QUEUE_SHARDS } : { REDIS_URL: TEST_REDIS_URL };
+  const redisEnv: Record<string, string> = clusterNodes
+    ? { REDIS_CLUSTER_NODES: clusterNodes, QUEUE_SHARDS: CLUSTER_QUEUE_SHARDS }
+    : { REDIS_URL: TEST_REDIS_URL };
   const keys = createRedisKeys(prefix, Number(options.env?.QUEUE_SHARDS ?? redisEnv.QUEUE_SHARDS ?? 1));
   const port = await freePort();
   const env: Record<string, string> = {

@@ -9,7 +9,14 @@ export interface JsonResponse {
 }
 
 /** Calls `origin + path` with the key as bearer token. */
-export async function call(origin: string, secret: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<JsonResponse> {
+export async function call(
+  origin: string,
+  secret: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<JsonResponse> {
   const response = await fetch(`${origin}${path}`, {
     method,
     headers: { authorization: `Bearer ${secret}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },

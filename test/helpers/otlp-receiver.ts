@@ -36,7 +36,16 @@ export interface OtlpReceiver {
 
 type AnyValue = { stringValue?: string; intValue?: string | number; doubleValue?: number; boolValue?: boolean; arrayValue?: { values?: AnyValue[] } };
 type KeyValue = { key: string; value: AnyValue };
-type OtlpSpan = { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: KeyValue[]; events?: Array<{ name: string; attributes?: KeyValue[] }>; status?: { code?: number } };
+type OtlpSpan = {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes?: KeyValue[];
+  events?: Array<{ name: string; attributes?: KeyValue[] }>;
+  status?: { code?: number };
+};
 type ExportRequest = { resourceSpans?: Array<{ resource?: { attributes?: KeyValue[] }; scopeSpans?: Array<{ spans?: OtlpSpan[] }> }> };
 
 function valueOf(value: AnyValue): unknown {
@@ -95,7 +104,8 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     async waitFor(ready: (spans: ReceivedSpan[]) => boolean, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
       while (!ready(receiver.spans)) {
-        if (Date.now() > deadline) throw new Error(`the expected spans did not arrive; received: ${JSON.stringify(receiver.spans.map((span) => `${span.service} ${span.name}`))}`);
+        if (Date.now() > deadline)
+          throw new Error(`the expected spans did not arrive; received: ${JSON.stringify(receiver.spans.map((span) => `${span.service} ${span.name}`))}`);
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
       return receiver.spans;

@@ -74,13 +74,33 @@ async function logTail(node: ClusterNode): Promise<string> {
 }
 
 async function startNode(node: ClusterNode): Promise<void> {
-  const child = spawn('redis-server', [
-    '--port', String(node.port), '--bind', '127.0.0.1',
-    '--cluster-enabled', 'yes', '--cluster-port', String(node.busPort),
-    '--cluster-config-file', join(node.dir, 'nodes.conf'), '--cluster-node-timeout', '2000',
-    '--save', '', ...(node.persistence ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']), '--maxmemory-policy', 'noeviction',
-    '--dir', node.dir, '--logfile', join(node.dir, 'redis.log'),
-  ], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(node.port),
+      '--bind',
+      '127.0.0.1',
+      '--cluster-enabled',
+      'yes',
+      '--cluster-port',
+      String(node.busPort),
+      '--cluster-config-file',
+      join(node.dir, 'nodes.conf'),
+      '--cluster-node-timeout',
+      '2000',
+      '--save',
+      '',
+      ...(node.persistence ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
+      '--maxmemory-policy',
+      'noeviction',
+      '--dir',
+      node.dir,
+      '--logfile',
+      join(node.dir, 'redis.log'),
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   node.child = child;
   // Errors in the arguments (an old redis-server) go to stderr before the log file is opened.
   let stderr = '';
@@ -105,27 +125,35 @@ async function killNode(node: ClusterNode): Promise<void> {
 
 /** `CLUSTER INFO` of every node, one line each, for error messages. */
 async function describeNodes(nodes: ClusterNode[]): Promise<string> {
-  const lines = await Promise.all(nodes.map(async (node) => {
-    const { output } = await redisCli(['-p', String(node.port), 'cluster', 'info']);
-    const fields = output.split(/\r?\n/).filter((line) => /^cluster_(state|slots_assigned|slots_ok|slots_pfail|slots_fail|known_nodes):/.test(line));
-    return `  ${node.port}: ${fields.length ? fields.join(' ') : output}`;
-  }));
+  const lines = await Promise.all(
+    nodes.map(async (node) => {
+      const { output } = await redisCli(['-p', String(node.port), 'cluster', 'info']);
+      const fields = output.split(/\r?\n/).filter((line) => /^cluster_(state|slots_assigned|slots_ok|slots_pfail|slots_fail|known_nodes):/.test(line));
+      return `  ${node.port}: ${fields.length ? fields.join(' ') : output}`;
+    }),
+  );
   return lines.join('\n');
 }
 
 /** Every node says ok, serves every slot with no node suspected down, and knows all the others. */
 async function clusterOk(nodes: ClusterNode[]): Promise<boolean> {
   const infos = await Promise.all(nodes.map((node) => redisCli(['-p', String(node.port), 'cluster', 'info'])));
-  return infos.every(({ code, output }) =>
-    code === 0 &&
-    output.includes('cluster_state:ok') &&
-    output.includes(`cluster_slots_ok:${SLOTS}`) &&
-    output.includes(`cluster_known_nodes:${nodes.length}`));
+  return infos.every(
+    ({ code, output }) =>
+      code === 0 &&
+      output.includes('cluster_state:ok') &&
+      output.includes(`cluster_slots_ok:${SLOTS}`) &&
+      output.includes(`cluster_known_nodes:${nodes.length}`),
+  );
 }
 
 async function waitForClusterOk(nodes: ClusterNode[], context: string): Promise<void> {
-  await waitFor(() => clusterOk(nodes), CLUSTER_OK_MS, async () =>
-    `Redis Cluster on ports ${nodes.map((node) => node.port).join(', ')} not ok within ${CLUSTER_OK_MS} ms ${context}\nCLUSTER INFO:\n${await describeNodes(nodes)}`);
+  await waitFor(
+    () => clusterOk(nodes),
+    CLUSTER_OK_MS,
+    async () =>
+      `Redis Cluster on ports ${nodes.map((node) => node.port).join(', ')} not ok within ${CLUSTER_OK_MS} ms ${context}\nCLUSTER INFO:\n${await describeNodes(nodes)}`,
+  );
 }
 
 async function stopNodes(nodes: ClusterNode[]): Promise<void> {
@@ -158,7 +186,13 @@ export async function startRedisCluster(options: { masters?: number; persistence
   const nodes: ClusterNode[] = [];
   try {
     for (let i = 0; i < masters; i++) {
-      nodes.push({ port: ports[i] as number, busPort: ports[masters + i] as number, dir: await mkdtemp(join(tmpdir(), 'redis-cluster-')), persistence: options.persistence ?? false, child: null });
+      nodes.push({
+        port: ports[i] as number,
+        busPort: ports[masters + i] as number,
+        dir: await mkdtemp(join(tmpdir(), 'redis-cluster-')),
+        persistence: options.persistence ?? false,
+        child: null,
+      });
     }
     await formCluster(nodes);
   } catch (error) {

@@ -15,7 +15,10 @@ export async function drain(stream: AsyncIterable<ChatCompletionChunk>): Promise
 
 /** The APIError a call ends with; fails the test when it succeeds or throws anything else. */
 export async function apiFailure(request: Promise<unknown>): Promise<APIError> {
-  const error = await request.then(() => new Error('expected a failure'), (e: unknown) => e);
+  const error = await request.then(
+    () => new Error('expected a failure'),
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(APIError);
   return error as APIError;
 }
@@ -29,11 +32,15 @@ export function requestIdOf(completion: object): string {
 export async function usageRecordOf(gateway: GatewayUnderTest, secret: string, requestId: string): Promise<Record<string, unknown>> {
   const today = new Date().toISOString().slice(0, 10);
   let found: Record<string, unknown> | undefined;
-  await eventually(async () => {
-    const page = await call(gateway.origin, secret, 'GET', `/v1/usage?since=${today}&limit=1000`);
-    found = (page.body.data as Array<Record<string, unknown>>).find((record) => record.request_id === requestId);
-    return found !== undefined;
-  }, 5000, `the usage record of ${requestId}`);
+  await eventually(
+    async () => {
+      const page = await call(gateway.origin, secret, 'GET', `/v1/usage?since=${today}&limit=1000`);
+      found = (page.body.data as Array<Record<string, unknown>>).find((record) => record.request_id === requestId);
+      return found !== undefined;
+    },
+    5000,
+    `the usage record of ${requestId}`,
+  );
   return found as Record<string, unknown>;
 }
 

@@ -88,9 +88,7 @@ describe('gateway CLI (PostgreSQL)', () => {
     const keyId = /^created key (key_[0-9a-z]+) for tenant keys-co \(role developer\)\n$/.exec(result.stderr)?.[1];
     expect(keyId).toBeDefined();
     const { rows } = await sql.query('SELECT tenant_id, role, secret_hash, revoked_at FROM api_keys WHERE id = $1', [keyId]);
-    expect(rows).toEqual([
-      { tenant_id: 'keys-co', role: 'developer', secret_hash: hashApiKeySecret(result.stdout.trim()), revoked_at: null },
-    ]);
+    expect(rows).toEqual([{ tenant_id: 'keys-co', role: 'developer', secret_hash: hashApiKeySecret(result.stdout.trim()), revoked_at: null }]);
   });
 
   it('keys list shows id and role but never the secret, and keys revoke marks the key revoked', async () => {

@@ -146,7 +146,7 @@ async function raw(request: string): Promise<{ status: number; headers: Record<s
   const [head = '', body = ''] = text.split('\r\n\r\n');
   const [statusLine = '', ...lines] = head.split('\r\n');
   const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
-  return { status: Number(statusLine.split(' ')[1]), headers, body: headers['transfer-encoding'] === 'chunked' ? body.split('\r\n')[1] ?? '' : body };
+  return { status: Number(statusLine.split(' ')[1]), headers, body: headers['transfer-encoding'] === 'chunked' ? (body.split('\r\n')[1] ?? '') : body };
 }
 
 function expectRawEnvelope(response: Awaited<ReturnType<typeof raw>>, status: number, code: string): void {
@@ -163,11 +163,19 @@ describe('requests that fail before any route, over a real connection', () => {
   });
 
   it('a path that is not valid percent-encoding → 400 malformed_request', async () => {
-    expectRawEnvelope(await raw(`GET /v1/prompts/%E0%A4%A HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${secret}\r\nConnection: close\r\n\r\n`), 400, 'malformed_request');
+    expectRawEnvelope(
+      await raw(`GET /v1/prompts/%E0%A4%A HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${secret}\r\nConnection: close\r\n\r\n`),
+      400,
+      'malformed_request',
+    );
   });
 
   it('a path segment over the router limit → 414 uri_too_long', async () => {
-    expectRawEnvelope(await raw(`GET /v1/prompts/${'a'.repeat(300)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${secret}\r\nConnection: close\r\n\r\n`), 414, 'uri_too_long');
+    expectRawEnvelope(
+      await raw(`GET /v1/prompts/${'a'.repeat(300)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${secret}\r\nConnection: close\r\n\r\n`),
+      414,
+      'uri_too_long',
+    );
   });
 
   it('a bare CR in a header → 400 malformed_request', async () => {
@@ -192,7 +200,9 @@ describe('requests that fail before any route, over a real connection', () => {
     const closed = new Promise((resolve) => socket.once('close', resolve));
     const write = (data: string | Buffer) => new Promise<string | null>((resolve) => socket.write(data, (error) => resolve(error ? String(error) : null)));
     const length = chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${OVERSIZED_BYTES}`;
-    let writeError = await write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${secret}\r\nContent-Type: application/json\r\n${length}\r\n\r\n`);
+    let writeError = await write(
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${secret}\r\nContent-Type: application/json\r\n${length}\r\n\r\n`,
+    );
     for (let sent = 0; sent < OVERSIZED_BYTES && writeError === null; sent += CHUNK.length) {
       writeError = await write(chunked ? Buffer.concat([Buffer.from(`${CHUNK.length.toString(16)}\r\n`), CHUNK, Buffer.from('\r\n')]) : CHUNK);
     }
@@ -213,7 +223,11 @@ describe('requests that fail before any route, over a real connection', () => {
   }
 
   it('headers over the size limit (an Authorization header of 20 KB) → 431 headers_too_large', async () => {
-    expectRawEnvelope(await raw(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${'k'.repeat(20_000)}\r\nContent-Length: 2\r\n\r\n{}`), 431, 'headers_too_large');
+    expectRawEnvelope(
+      await raw(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${'k'.repeat(20_000)}\r\nContent-Length: 2\r\n\r\n{}`),
+      431,
+      'headers_too_large',
+    );
   });
 });
 

@@ -20,7 +20,6 @@ let web: WebTier;
 let dir: string;
 let secret: string;
 
-
 beforeAll(async () => {
   const port = await freePort();
   redisServer = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });

@@ -29,7 +29,11 @@ beforeAll(async () => {
   port = await freePort();
   redisServer = await startRedis();
   // No worker: the jobs wait in the queue, for a pickup deadline far longer than the test; one job per request.
-  gateway = await startGateway({ catalog: testCatalog('http://127.0.0.1:9/v1'), workers: 0, env: { REDIS_URL: `redis://127.0.0.1:${port}`, QUEUE_DEADLINE_MS: '30000', QUEUE_BATCH_MAX: '1' } });
+  gateway = await startGateway({
+    catalog: testCatalog('http://127.0.0.1:9/v1'),
+    workers: 0,
+    env: { REDIS_URL: `redis://127.0.0.1:${port}`, QUEUE_DEADLINE_MS: '30000', QUEUE_BATCH_MAX: '1' },
+  });
 });
 
 afterAll(async () => {
@@ -41,7 +45,15 @@ describe('Redis restarted without its data', () => {
   it('answers the requests whose jobs it lost with 503 and Retry-After at once, not after QUEUE_DEADLINE_MS', async () => {
     const { secret } = await gateway.issueKey('acme', 'app');
     const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: secret, maxRetries: 0 });
-    const waiting = Array.from({ length: 5 }, (_, i) => client.chat.completions.create({ model: 'sim', messages: [{ role: 'user', content: `request ${i}` }] }).withResponse().then(() => null, (e: unknown) => e));
+    const waiting = Array.from({ length: 5 }, (_, i) =>
+      client.chat.completions
+        .create({ model: 'sim', messages: [{ role: 'user', content: `request ${i}` }] })
+        .withResponse()
+        .then(
+          () => null,
+          (e: unknown) => e,
+        ),
+    );
     const queued = new Redis(port, '127.0.0.1');
     // Every job is in the queue (one still being added would land in the new server): then lose them with the server.
     const waitingJobs = async () => {

@@ -63,7 +63,11 @@ function trickle(head: string, trickled: string): { socket: Socket; done: Promis
 
 function envelopeOf(text: string): { status: number; error: Record<string, unknown>; requestIdHeader: string | undefined } {
   const [head = '', body = ''] = text.split('\r\n\r\n');
-  return { status: Number(head.split(' ')[1]), error: (JSON.parse(body) as { error: Record<string, unknown> }).error, requestIdHeader: /x-request-id: (\S+)/i.exec(head)?.[1] };
+  return {
+    status: Number(head.split(' ')[1]),
+    error: (JSON.parse(body) as { error: Record<string, unknown> }).error,
+    requestIdHeader: /x-request-id: (\S+)/i.exec(head)?.[1],
+  };
 }
 
 async function timedCompletion(): Promise<number> {
@@ -121,7 +125,8 @@ describe('a client that reads a stream slowly', () => {
     await closed;
     clearInterval(reader);
     expect(upstream.requests[0]?.clientClosed).toBe(true);
-    const records = async () => (await call(gateway.origin, secret, 'GET', '/v1/usage?since=2000-01-01&limit=1000')).body.data as Array<Record<string, unknown>>;
+    const records = async () =>
+      (await call(gateway.origin, secret, 'GET', '/v1/usage?since=2000-01-01&limit=1000')).body.data as Array<Record<string, unknown>>;
     await eventually(async () => (await records()).some((r) => r.status === 'cancelled'), 10_000, 'the cancelled request recorded');
     const record = (await records()).find((r) => r.status === 'cancelled');
     expect(Number(record?.completion_tokens)).toBeGreaterThan(0);

@@ -140,7 +140,13 @@ describe('store selection', () => {
 
 describe('defaults argument', () => {
   it('fills what the source leaves unset and is overridden by the source', () => {
-    const defaults = { REDIS_URL: 'redis://default:6379', CATALOG: 'catalog/dev.yaml', DATABASE_URL: 'postgres://default/gw', PORT: '1234', LOG_LEVEL: 'debug' };
+    const defaults = {
+      REDIS_URL: 'redis://default:6379',
+      CATALOG: 'catalog/dev.yaml',
+      DATABASE_URL: 'postgres://default/gw',
+      PORT: '1234',
+      LOG_LEVEL: 'debug',
+    };
     const { env, store } = loadConfig({ PORT: '4321', DATABASE_URL: 'postgres://source/gw', LOG_LEVEL: '' }, defaults);
     expect(env.PORT).toBe(4321);
     expect(env.REDIS_URL).toBe('redis://default:6379');
@@ -183,7 +189,13 @@ describe('Redis selection', () => {
 
   it('lets REDIS_CLUSTER_NODES win over REDIS_URL, its seeds parsed', () => {
     const config = loadConfig({ ...REQUIRED, REDIS_CLUSTER_NODES: '127.0.0.1:7000,redis-b.internal:7001', QUEUE_SHARDS: '8' });
-    expect(config.redis).toEqual({ kind: 'cluster', nodes: [{ host: '127.0.0.1', port: 7000 }, { host: 'redis-b.internal', port: 7001 }] });
+    expect(config.redis).toEqual({
+      kind: 'cluster',
+      nodes: [
+        { host: '127.0.0.1', port: 7000 },
+        { host: 'redis-b.internal', port: 7001 },
+      ],
+    });
     expect(config.env.QUEUE_SHARDS).toBe(8);
     expect(loadConfig({ ...REQUIRED, REDIS_URL: undefined, REDIS_CLUSTER_NODES: 'h:1' }).redis).toEqual({ kind: 'cluster', nodes: [{ host: 'h', port: 1 }] });
   });

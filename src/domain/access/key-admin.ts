@@ -33,16 +33,34 @@ export interface CreatedKey {
 /** Issues a key of the tenant, audited; `expires_at` must lie in the future. */
 export async function createKey(deps: KeyAdminDeps, tenantId: string, input: Static<typeof KeyInputSchema>, by: Actor): Promise<CreatedKey> {
   const expiresAt = input.expires_at ? new Date(input.expires_at) : null;
-  if (expiresAt && expiresAt.getTime() <= Date.now()) throw new InvalidValueError('expires_at', `'expires_at' must lie in the future; ${input.expires_at} has passed.`);
+  if (expiresAt && expiresAt.getTime() <= Date.now())
+    throw new InvalidValueError('expires_at', `'expires_at' must lie in the future; ${input.expires_at} has passed.`);
   const generated = generateApiKey();
   let key: ApiKeyRecord;
   try {
-    key = await deps.repository.apiKeys.create({ id: generated.id, tenantId, role: input.role, secretHash: generated.secretHash, name: input.name ?? null, expiresAt });
+    key = await deps.repository.apiKeys.create({
+      id: generated.id,
+      tenantId,
+      role: input.role,
+      secretHash: generated.secretHash,
+      name: input.name ?? null,
+      expiresAt,
+    });
   } catch (error) {
     if (error instanceof TenantNotFoundError) throw new ResourceNotFoundError(`Tenant '${tenantId}'`);
     throw error;
   }
-  await deps.audit(auditEvent({ tenantId, actor: by.actor, action: 'key.created', target: key.id, outcome: 'success', requestId: by.requestId, details: { role: key.role, name: key.name, expires_at: key.expiresAt?.toISOString() ?? null } }));
+  await deps.audit(
+    auditEvent({
+      tenantId,
+      actor: by.actor,
+      action: 'key.created',
+      target: key.id,
+      outcome: 'success',
+      requestId: by.requestId,
+      details: { role: key.role, name: key.name, expires_at: key.expiresAt?.toISOString() ?? null },
+    }),
+  );
   return { key, secret: generated.secret };
 }
 

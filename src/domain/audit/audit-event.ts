@@ -5,7 +5,9 @@ import type { AuditEventInput } from '../../infra/store/repository.ts';
 export type AuditSink = (event: AuditEventInput) => Promise<void>;
 
 /** An audit event with a fresh id (`aud_<ulid>`) and the current time. */
-export function auditEvent(fields: Omit<AuditEventInput, 'id' | 'createdAt' | 'details' | 'requestId' | 'target'> & Partial<Pick<AuditEventInput, 'details' | 'requestId' | 'target'>>): AuditEventInput {
+export function auditEvent(
+  fields: Omit<AuditEventInput, 'id' | 'createdAt' | 'details' | 'requestId' | 'target'> & Partial<Pick<AuditEventInput, 'details' | 'requestId' | 'target'>>,
+): AuditEventInput {
   return {
     id: `aud_${ulid()}`,
     createdAt: new Date(),

@@ -8,7 +8,11 @@ function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (value instanceof Date) return value.toISOString();
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.keys(value).sort().map((key) => [key, canonical((value as Record<string, unknown>)[key])]));
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((key) => [key, canonical((value as Record<string, unknown>)[key])]),
+    );
   }
   return value;
 }
@@ -18,7 +22,19 @@ function canonical(value: unknown): unknown {
  * fixed order with sorted keys, so that the same event always hashes the same in either store.
  */
 export function auditEventHash(event: AuditEventInput, seq: number, prevHash: string): string {
-  const fields = [event.tenantId, seq, event.id, event.actor, event.action, event.target, event.outcome, event.requestId, canonical(event.details), event.createdAt.toISOString(), prevHash];
+  const fields = [
+    event.tenantId,
+    seq,
+    event.id,
+    event.actor,
+    event.action,
+    event.target,
+    event.outcome,
+    event.requestId,
+    canonical(event.details),
+    event.createdAt.toISOString(),
+    prevHash,
+  ];
   return createHash('sha256').update(JSON.stringify(fields)).digest('hex');
 }
 
@@ -35,7 +51,7 @@ export async function verifyChain(events: AsyncIterable<AuditEvent> | Iterable<A
     count++;
     const broken = (reason: string): AuditVerification => ({ ok: false, events: count, brokenAt: { id: event.id, seq: event.seq }, reason });
     if (event.seq !== expectedSeq) return broken(`expected event number ${expectedSeq}, found ${event.seq} (an event was removed or inserted)`);
-    if (event.prevHash !== prevHash) return broken('its link to the previous event does not match that event\'s hash');
+    if (event.prevHash !== prevHash) return broken("its link to the previous event does not match that event's hash");
     if (auditEventHash(event, event.seq, event.prevHash) !== event.hash) return broken('its content does not match its hash (the event was edited)');
     prevHash = event.hash;
     expectedSeq++;

@@ -32,7 +32,13 @@ export const TopUpInputSchema = Type.Object(
 const Limit = Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: MAX_STORED_INTEGER }), Type.Null()]));
 /** A tenant's plan as sent; an absent or null field uses the configured default, 0 means no limit. */
 export const PlanInputSchema = Type.Object(
-  { requests_per_minute: Limit, tokens_per_minute: Limit, key_requests_per_minute: Limit, key_tokens_per_minute: Limit, max_queued: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: MAX_STORED_INTEGER }), Type.Null()])) },
+  {
+    requests_per_minute: Limit,
+    tokens_per_minute: Limit,
+    key_requests_per_minute: Limit,
+    key_tokens_per_minute: Limit,
+    max_queued: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: MAX_STORED_INTEGER }), Type.Null()])),
+  },
   { additionalProperties: false },
 );
 
@@ -51,8 +57,19 @@ async function record(deps: BudgetAdminDeps, tenantId: string, by: Actor, action
 }
 
 /** Adds a budget policy, audited; every web process sees it at once. */
-export async function createBudgetPolicy(deps: BudgetAdminDeps, tenantId: string, input: Static<typeof BudgetPolicyInputSchema>, by: Actor): Promise<BudgetPolicy> {
-  const policy = await deps.repository.budgets.createPolicy({ id: `bud_${ulid().toLowerCase()}`, tenantId, feature: input.feature ?? null, window: input.window, limitMicros: input.limit_micros });
+export async function createBudgetPolicy(
+  deps: BudgetAdminDeps,
+  tenantId: string,
+  input: Static<typeof BudgetPolicyInputSchema>,
+  by: Actor,
+): Promise<BudgetPolicy> {
+  const policy = await deps.repository.budgets.createPolicy({
+    id: `bud_${ulid().toLowerCase()}`,
+    tenantId,
+    feature: input.feature ?? null,
+    window: input.window,
+    limitMicros: input.limit_micros,
+  });
   await record(deps, tenantId, by, 'budget.created', policy.id, { feature: policy.feature, window: policy.window, limit_micros: policy.limitMicros });
   return policy;
 }

@@ -126,7 +126,10 @@ export class BudgetLedger {
    * the script writes nothing when one is missing. `outcome` is null when an earlier part of the
    * call stopped it before the reservation.
    */
-  async reserveWithin<Reply extends { reserve: BudgetReserveReply | null }>(input: ReserveRequest, call: (budget: BudgetPart) => Promise<Reply>): Promise<{ reply: Reply; outcome: ReserveOutcome | null }> {
+  async reserveWithin<Reply extends { reserve: BudgetReserveReply | null }>(
+    input: ReserveRequest,
+    call: (budget: BudgetPart) => Promise<Reply>,
+  ): Promise<{ reply: Reply; outcome: ReserveOutcome | null }> {
     assertMicros(input.estimateMicros, 'estimateMicros');
     const now = this.#now();
     const windows = this.#windowCounters(input.tenantId, input.policies, now);

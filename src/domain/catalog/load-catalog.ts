@@ -52,7 +52,8 @@ function validateModel(path: string, alias: string, model: { provider: string })
  */
 function normalizeModel(path: string, alias: string, model: Static<typeof CatalogModelSchema>): CatalogModel {
   if (model.mode === 'embeddings') {
-    if (!descriptorOf(model.provider).capabilities.embed) throw new CatalogError(`Catalog ${path}: /models/${alias}/mode: provider ${model.provider} has no embeddings.`);
+    if (!descriptorOf(model.provider).capabilities.embed)
+      throw new CatalogError(`Catalog ${path}: /models/${alias}/mode: provider ${model.provider} has no embeddings.`);
     return { ...model, max_output_tokens: model.max_output_tokens ?? 0, output_price_per_mtok: model.output_price_per_mtok ?? 0 };
   }
   for (const field of ['max_output_tokens', 'output_price_per_mtok'] as const) {

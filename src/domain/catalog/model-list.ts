@@ -72,6 +72,12 @@ export function listModels(catalog: CatalogFile, created: number): ModelObject[]
     };
     return { id: tier, object: 'model', created, owned_by: 'gateway', gateway };
   });
-  const models = Object.entries(catalog.models).map(([alias, model]): ModelObject => ({ id: alias, object: 'model', created, owned_by: model.provider, gateway: details(model) }));
+  const models = Object.entries(catalog.models).map(([alias, model]): ModelObject => ({
+    id: alias,
+    object: 'model',
+    created,
+    owned_by: model.provider,
+    gateway: details(model),
+  }));
   return [...tiers, ...models];
 }

@@ -11,13 +11,22 @@ export const MODEL_MODES = ['chat', 'embeddings'] as const;
 /** What every model of the catalog has, whatever its provider. */
 export const MODEL_FIELDS = {
   upstream_model: Type.String({ minLength: 1 }),
-  mode: Type.Optional(Type.Union(MODEL_MODES.map((mode) => Type.Literal(mode)), { description: "What the model serves; absent: 'chat'." })),
+  mode: Type.Optional(
+    Type.Union(
+      MODEL_MODES.map((mode) => Type.Literal(mode)),
+      { description: "What the model serves; absent: 'chat'." },
+    ),
+  ),
   context_window: Type.Integer({ minimum: 1, description: "The prompt and the answer together; for an embeddings model, each input's tokens." }),
   max_output_tokens: Type.Optional(Type.Integer({ minimum: 1, description: 'Required for a chat model.' })),
   input_price_per_mtok: Type.Number({ minimum: 0, description: 'Currency units per million prompt tokens.' }),
   output_price_per_mtok: Type.Optional(Type.Number({ minimum: 0, description: 'Currency units per million completion tokens; required for a chat model.' })),
-  cache_read_price_per_mtok: Type.Optional(Type.Number({ minimum: 0, description: "Per million prompt tokens read from the provider's cache; absent: the input price." })),
-  cache_write_price_per_mtok: Type.Optional(Type.Number({ minimum: 0, description: "Per million prompt tokens written to the provider's cache; absent: the input price." })),
+  cache_read_price_per_mtok: Type.Optional(
+    Type.Number({ minimum: 0, description: "Per million prompt tokens read from the provider's cache; absent: the input price." }),
+  ),
+  cache_write_price_per_mtok: Type.Optional(
+    Type.Number({ minimum: 0, description: "Per million prompt tokens written to the provider's cache; absent: the input price." }),
+  ),
   rejected_params: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
 };
 
@@ -26,7 +35,10 @@ type ModelSchemas<T extends readonly unknown[]> = { -readonly [K in keyof T]: Mo
 
 /** The catalog entry of one provider kind: the common fields and the provider's options, nothing else. */
 function modelSchema<D extends ProviderDescriptor>(descriptor: D): ModelSchema<D> {
-  return Type.Object({ provider: Type.Literal(descriptor.name), ...MODEL_FIELDS, ...descriptor.options }, { additionalProperties: false }) as unknown as ModelSchema<D>;
+  return Type.Object(
+    { provider: Type.Literal(descriptor.name), ...MODEL_FIELDS, ...descriptor.options },
+    { additionalProperties: false },
+  ) as unknown as ModelSchema<D>;
 }
 
 /** Each provider kind's model schema, by name (load-catalog.ts validates a model against its provider's alone, for errors that name the field). */
@@ -49,7 +61,10 @@ export const TiersSchema = Type.Object(
 );
 
 /** The catalog file: aliases, and the tiers as ordered candidate lists of aliases. */
-export const CatalogFileSchema = Type.Object({ models: Type.Record(Type.String({ pattern: ALIAS_PATTERN }), CatalogModelSchema), tiers: TiersSchema }, { additionalProperties: false });
+export const CatalogFileSchema = Type.Object(
+  { models: Type.Record(Type.String({ pattern: ALIAS_PATTERN }), CatalogModelSchema), tiers: TiersSchema },
+  { additionalProperties: false },
+);
 
 /**
  * A catalog model as loaded: a chat model has its output fields (the loader refuses one without),

@@ -11,7 +11,13 @@ export function buildTargets(file: CatalogFile, readSecret: (name: string) => st
   const targets = new Map<string, ProviderTarget>();
   for (const [alias, model] of Object.entries(file.models)) {
     const variable = keyVariable(model);
-    targets.set(alias, { alias, provider: model.provider, upstreamModel: model.upstream_model, model, apiKey: variable ? (readSecret(variable) ?? null) : null });
+    targets.set(alias, {
+      alias,
+      provider: model.provider,
+      upstreamModel: model.upstream_model,
+      model,
+      apiKey: variable ? (readSecret(variable) ?? null) : null,
+    });
   }
   return targets;
 }

@@ -7,10 +7,7 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** What a claim found: the key is now ours, or held by an earlier request (finished or running), or reused for another body. */
 export type ClaimResult =
-  | { status: 'claimed' }
-  | { status: 'completed'; requestId: string }
-  | { status: 'in_flight'; requestId: string }
-  | { status: 'mismatch' };
+  { status: 'claimed' } | { status: 'completed'; requestId: string } | { status: 'in_flight'; requestId: string } | { status: 'mismatch' };
 
 /** Idempotency keys of the spec (Errors, Idempotency): scoped to the tenant, kept for the TTL from the claim. */
 export class IdempotencyStore {
@@ -76,7 +73,9 @@ export async function releaseClaim(redis: ScriptedRedis, claimKey: string, reque
 
 /** A stable fingerprint of a JSON body: SHA-256 of its canonical form (keys sorted recursively). */
 export function requestFingerprint(body: unknown): string {
-  return createHash('sha256').update(canonicalJson(body) ?? 'null').digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson(body) ?? 'null')
+    .digest('hex');
 }
 
 /** JSON with object keys sorted at every depth; undefined where JSON.stringify would omit the value. */

@@ -23,7 +23,17 @@ export interface PiiPolicyAdminDeps {
 /** Replaces the tenant's PII policy, audited; every web process applies it at once. */
 export async function setPiiPolicy(deps: PiiPolicyAdminDeps, tenantId: string, input: Static<typeof PiiPolicyInputSchema>, by: Actor): Promise<PiiPolicy> {
   const policy = await deps.repository.policies.setPii({ tenantId, mode: input.mode, critical: input.critical ?? [...PII_CATEGORIES] });
-  await deps.audit(auditEvent({ tenantId, actor: by.actor, action: 'policy.pii_updated', target: `tenant:${tenantId}`, outcome: 'success', requestId: by.requestId, details: { mode: policy.mode, critical: policy.critical } }));
+  await deps.audit(
+    auditEvent({
+      tenantId,
+      actor: by.actor,
+      action: 'policy.pii_updated',
+      target: `tenant:${tenantId}`,
+      outcome: 'success',
+      requestId: by.requestId,
+      details: { mode: policy.mode, critical: policy.critical },
+    }),
+  );
   await deps.invalidate(tenantId);
   return policy;
 }

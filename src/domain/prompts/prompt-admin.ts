@@ -18,7 +18,10 @@ export const PromptParametersSchema = Type.Composite([Type.Partial(Type.Omit(Cha
 export const PromptVersionInputSchema = Type.Object(
   {
     messages: Type.Array(
-      Type.Object({ role: Type.Union(['system', 'developer', 'user', 'assistant'].map((r) => Type.Literal(r))), content: Type.String() }, { additionalProperties: false }),
+      Type.Object(
+        { role: Type.Union(['system', 'developer', 'user', 'assistant'].map((r) => Type.Literal(r))), content: Type.String() },
+        { additionalProperties: false },
+      ),
       { minItems: 1 },
     ),
     model: Type.String({ minLength: 1 }),
@@ -56,13 +59,39 @@ export async function createPromptVersion(deps: PromptAdminDeps, tenantId: strin
   if (wrong) throw new InvalidValueError(`parameters.${wrong}`, `'${wrong}' is not a prompt parameter.`);
   const before = await deps.repository.prompts.getActive(tenantId, name);
   const version = await deps.repository.prompts.createVersion({
-    tenantId, name, messages: input.messages, model: input.model, parameters,
-    variables: templateVariables(input.messages), createdBy: by.actor, activate: input.activate === true,
+    tenantId,
+    name,
+    messages: input.messages,
+    model: input.model,
+    parameters,
+    variables: templateVariables(input.messages),
+    createdBy: by.actor,
+    activate: input.activate === true,
   });
-  await deps.audit(auditEvent({ tenantId, actor: by.actor, action: 'prompt.version_created', target: `prompt:${name}@${version.version}`, outcome: 'success', requestId: by.requestId, details: { model: version.model } }));
+  await deps.audit(
+    auditEvent({
+      tenantId,
+      actor: by.actor,
+      action: 'prompt.version_created',
+      target: `prompt:${name}@${version.version}`,
+      outcome: 'success',
+      requestId: by.requestId,
+      details: { model: version.model },
+    }),
+  );
   const active = await deps.repository.prompts.getActive(tenantId, name);
   if (active?.version === version.version && before?.version !== version.version) {
-    await deps.audit(auditEvent({ tenantId, actor: by.actor, action: 'prompt.activated', target: `prompt:${name}@${version.version}`, outcome: 'success', requestId: by.requestId, details: { previous: before?.version ?? null } }));
+    await deps.audit(
+      auditEvent({
+        tenantId,
+        actor: by.actor,
+        action: 'prompt.activated',
+        target: `prompt:${name}@${version.version}`,
+        outcome: 'success',
+        requestId: by.requestId,
+        details: { previous: before?.version ?? null },
+      }),
+    );
     await deps.invalidate(tenantId, name);
   }
   return version;
@@ -78,7 +107,17 @@ export async function activatePromptVersion(deps: PromptAdminDeps, tenantId: str
     if (error instanceof PromptNotFoundError) throw new UnknownPromptError(name, before ? versionNumber : undefined);
     throw error;
   }
-  await deps.audit(auditEvent({ tenantId, actor: by.actor, action: 'prompt.activated', target: `prompt:${name}@${versionNumber}`, outcome: 'success', requestId: by.requestId, details: { previous: before?.version ?? null } }));
+  await deps.audit(
+    auditEvent({
+      tenantId,
+      actor: by.actor,
+      action: 'prompt.activated',
+      target: `prompt:${name}@${versionNumber}`,
+      outcome: 'success',
+      requestId: by.requestId,
+      details: { previous: before?.version ?? null },
+    }),
+  );
   await deps.invalidate(tenantId, name);
   return version;
 }

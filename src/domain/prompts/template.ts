@@ -17,7 +17,8 @@ export function templateVariables(messages: readonly PromptMessageTemplate[]): s
  */
 export function renderTemplates(messages: readonly PromptMessageTemplate[], variables: Record<string, unknown>): PromptMessageTemplate[] {
   for (const name of templateVariables(messages)) {
-    if (!Object.hasOwn(variables, name)) throw new MissingRequiredFieldError(`variables.${name}`, `The prompt needs the variable '${name}'; send it in 'variables'.`);
+    if (!Object.hasOwn(variables, name))
+      throw new MissingRequiredFieldError(`variables.${name}`, `The prompt needs the variable '${name}'; send it in 'variables'.`);
     if (typeof variables[name] !== 'string') throw new InvalidValueError(`variables.${name}`, `The variable '${name}' must be a string.`);
   }
   return messages.map((message) => ({

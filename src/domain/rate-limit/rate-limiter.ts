@@ -25,8 +25,7 @@ export type RateDimension = 'requests' | 'tokens';
 
 /** The outcome of a check: admitted (and charged), or refused (nothing charged) with the seconds to wait. */
 export type RateDecision =
-  | { ok: true; headers: RateHeaders }
-  | { ok: false; scope: RateScope; dimension: RateDimension; retryAfterSeconds: number; headers: RateHeaders };
+  { ok: true; headers: RateHeaders } | { ok: false; scope: RateScope; dimension: RateDimension; retryAfterSeconds: number; headers: RateHeaders };
 
 /** One check: the request's token estimate and the limits of its tenant and key. */
 export interface RateCheck {

@@ -11,7 +11,10 @@ const TenantNameSchema = Type.String({ minLength: 1, maxLength: 200 });
 export const TenantInputSchema = Type.Object({ id: TenantIdSchema, name: Type.Optional(TenantNameSchema) }, { additionalProperties: false });
 
 /** A change of a tenant as sent: at least one of the two fields. */
-export const TenantUpdateSchema = Type.Object({ name: Type.Optional(TenantNameSchema), disabled: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
+export const TenantUpdateSchema = Type.Object(
+  { name: Type.Optional(TenantNameSchema), disabled: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false },
+);
 
 /** What tenant administration needs; `invalidate` makes every web process forget the tenant's cached status and keys. */
 export interface TenantAdminDeps {
@@ -31,7 +34,17 @@ export async function createTenant(deps: TenantAdminDeps, input: Static<typeof T
     if (error instanceof TenantExistsError) throw new AlreadyExistsError(`Tenant '${input.id}'`, 'id');
     throw error;
   }
-  await deps.audit(auditEvent({ tenantId: tenant.id, actor: by.actor, action: 'tenant.created', target: `tenant:${tenant.id}`, outcome: 'success', requestId: by.requestId, details: { name: tenant.name } }));
+  await deps.audit(
+    auditEvent({
+      tenantId: tenant.id,
+      actor: by.actor,
+      action: 'tenant.created',
+      target: `tenant:${tenant.id}`,
+      outcome: 'success',
+      requestId: by.requestId,
+      details: { name: tenant.name },
+    }),
+  );
   return tenant;
 }
 
@@ -41,13 +54,25 @@ export async function createTenant(deps: TenantAdminDeps, input: Static<typeof T
  * nobody could enable it again over the API.
  */
 export async function updateTenant(deps: TenantAdminDeps, tenantId: string, input: Static<typeof TenantUpdateSchema>, by: Actor): Promise<Tenant> {
-  if (input.disabled === undefined && input.name === undefined) throw new MissingRequiredFieldError('disabled', "Send 'disabled' (true or false), 'name', or both.");
-  if (input.disabled === true && tenantId === deps.operatorTenant) throw new InvalidValueError('disabled', `The operator tenant '${tenantId}' cannot be disabled.`);
+  if (input.disabled === undefined && input.name === undefined)
+    throw new MissingRequiredFieldError('disabled', "Send 'disabled' (true or false), 'name', or both.");
+  if (input.disabled === true && tenantId === deps.operatorTenant)
+    throw new InvalidValueError('disabled', `The operator tenant '${tenantId}' cannot be disabled.`);
   const tenant = await deps.repository.tenants.update(tenantId, input);
   if (!tenant) throw new ResourceNotFoundError(`Tenant '${tenantId}'`);
   // Announced before the audit write, so that a failing audit cannot hold back the refusal.
   if (input.disabled !== undefined) await deps.invalidate(tenantId);
-  await deps.audit(auditEvent({ tenantId, actor: by.actor, action: 'tenant.updated', target: `tenant:${tenantId}`, outcome: 'success', requestId: by.requestId, details: { ...input } }));
+  await deps.audit(
+    auditEvent({
+      tenantId,
+      actor: by.actor,
+      action: 'tenant.updated',
+      target: `tenant:${tenantId}`,
+      outcome: 'success',
+      requestId: by.requestId,
+      details: { ...input },
+    }),
+  );
   return tenant;
 }
 

@@ -8,7 +8,12 @@ import type { RedisClient } from '../redis/connections.ts';
 import type { RedisKeys } from '../redis/keys.ts';
 
 /** Marks the request cancelled (when it shares its job) and tells the workers; marks older than `maxAgeMs` are dropped. */
-export async function publishCancellation(commands: RedisClient, keys: RedisKeys, request: { shard: number; requestId: string; sharesJob: boolean }, maxAgeMs: number): Promise<void> {
+export async function publishCancellation(
+  commands: RedisClient,
+  keys: RedisKeys,
+  request: { shard: number; requestId: string; sharesJob: boolean },
+  maxAgeMs: number,
+): Promise<void> {
   const marks = keys.cancelled(request.shard);
   const now = Date.now();
   await Promise.all([
@@ -19,7 +24,11 @@ export async function publishCancellation(commands: RedisClient, keys: RedisKeys
 }
 
 /** The requests of a shared job (one shard's) that were cancelled while it waited. */
-export async function cancelledWhileQueued(redis: RedisClient, keys: RedisKeys, requests: ReadonlyArray<{ tenantId: string; requestId: string }>): Promise<string[]> {
+export async function cancelledWhileQueued(
+  redis: RedisClient,
+  keys: RedisKeys,
+  requests: ReadonlyArray<{ tenantId: string; requestId: string }>,
+): Promise<string[]> {
   const first = requests[0];
   if (!first || requests.length === 1) return [];
   const marks = await redis.zmscore(keys.cancelled(keys.shardOf(first.tenantId)), ...requests.map((request) => request.requestId));

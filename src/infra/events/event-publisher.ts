@@ -36,7 +36,16 @@ export class EventPublisher {
   #scheduled = false;
   #tail: Promise<void> = Promise.resolve();
 
-  constructor(options: { redis: ScriptedRedis; keys: RedisKeys; tenantId: string; requestId: string; channel: string; ttlMs: number; finalTtlMs: number; lastSeq: number }) {
+  constructor(options: {
+    redis: ScriptedRedis;
+    keys: RedisKeys;
+    tenantId: string;
+    requestId: string;
+    channel: string;
+    ttlMs: number;
+    finalTtlMs: number;
+    lastSeq: number;
+  }) {
     this.#redis = options.redis;
     this.#streamKey = options.keys.events(options.tenantId, options.requestId);
     this.#channel = options.channel;

@@ -42,7 +42,8 @@ export function followEvents(commands: RedisClient, keys: RedisKeys, tenantId: s
     }
     if (options.finished) {
       // Everything was stored before the claim was completed; nothing more will come.
-      if (entries.length === 0 && (await commands.exists(stream)) === 0) return fail(new InternalError('The stored response of this request is no longer available.'));
+      if (entries.length === 0 && (await commands.exists(stream)) === 0)
+        return fail(new InternalError('The stored response of this request is no longer available.'));
       return events.close();
     }
     if (Date.now() > deadline) return fail(new ProviderTimeoutError(`The request did not finish within ${options.timeoutMs} ms.`));

@@ -41,7 +41,8 @@ export async function startOpsListener(host: string, port: number, checks: OpsCh
     const requestId = newRequestId();
     const path = (req.url ?? '/').split('?')[0];
     const { metrics } = checks;
-    if (req.method !== 'GET' || (path !== '/healthz' && path !== '/readyz' && (path !== '/metrics' || !metrics))) return sendError(res, new ResourceNotFoundError(`${req.method} ${path}`), requestId);
+    if (req.method !== 'GET' || (path !== '/healthz' && path !== '/readyz' && (path !== '/metrics' || !metrics)))
+      return sendError(res, new ResourceNotFoundError(`${req.method} ${path}`), requestId);
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' }, requestId);
     if (path === '/metrics' && metrics) {
       metrics.metrics().then(

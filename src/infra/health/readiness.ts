@@ -28,7 +28,9 @@ export function pinged(name: string, ping: () => Promise<unknown>): Dependency {
 
 /** /readyz's answer: each dependency's state; an `up` one may say more (the queue: when a worker was last seen). */
 export const ReadinessSchema = Type.Object({
-  status: Type.Union([Type.Literal('ready'), Type.Literal('degraded')], { description: '`degraded`: an optional dependency (the workers) is down; requests are still taken and wait in the queue.' }),
+  status: Type.Union([Type.Literal('ready'), Type.Literal('degraded')], {
+    description: '`degraded`: an optional dependency (the workers) is down; requests are still taken and wait in the queue.',
+  }),
   checks: Type.Record(
     Type.String(),
     Type.Union([Type.Object({ state: Type.Literal('up'), latency_ms: Type.Number() }), Type.Object({ state: Type.Literal('down'), error: Type.String() })]),

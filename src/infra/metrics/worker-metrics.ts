@@ -43,7 +43,7 @@ export class WorkerMetrics {
     });
     this.#cost = new Counter({
       name: 'gateway_cost_total',
-      help: 'What the requests run cost, in units of the catalog prices\' currency, by model alias and tenant.',
+      help: "What the requests run cost, in units of the catalog prices' currency, by model alias and tenant.",
       labelNames: ['model', 'tenant'],
       registers,
     });

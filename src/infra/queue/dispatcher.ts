@@ -9,7 +9,6 @@ import { EventQueue, type Dispatch } from '../events/event-queue.ts';
 import { publishCancellation } from '../events/cancel-marks.ts';
 import type { JobBatcher, QueuedBatch } from './job-batcher.ts';
 
-
 /** How one job is queued. */
 export interface DispatchOptions {
   /** The tenant's outstanding requests, this one included (its queue position). */
@@ -88,7 +87,10 @@ export class RequestDispatcher {
     const added = this.#batcher.add(job, options.queued, options.onAbandoned);
     // The timers act only on a job that is in Redis; a failed add is answered below.
     const once = (then: (batch: QueuedBatch) => Promise<void> | void) => void added.then(then, () => undefined);
-    const pickup = setTimeout(() => once((batch) => this.#onPickupDeadline(batch, job.requestId, () => started || finished, subscription.probe, fail)), this.#deadlines.queueDeadlineMs);
+    const pickup = setTimeout(
+      () => once((batch) => this.#onPickupDeadline(batch, job.requestId, () => started || finished, subscription.probe, fail)),
+      this.#deadlines.queueDeadlineMs,
+    );
     const overall = setTimeout(() => {
       once((batch) => this.#cancel(batch, job.requestId));
       fail(new ProviderTimeoutError(`The request did not finish within ${this.#deadlines.requestTimeoutMs} ms.`));
@@ -110,7 +112,13 @@ export class RequestDispatcher {
     };
   }
 
-  async #onPickupDeadline(batch: QueuedBatch, requestId: string, heard: () => boolean, probe: () => Promise<void>, fail: (error: GatewayError) => void): Promise<void> {
+  async #onPickupDeadline(
+    batch: QueuedBatch,
+    requestId: string,
+    heard: () => boolean,
+    probe: () => Promise<void>,
+    fail: (error: GatewayError) => void,
+  ): Promise<void> {
     await probe();
     if (heard()) return;
     // remove() refuses a locked (running) job, so a job a worker just took keeps running.
@@ -133,7 +141,13 @@ export class RequestDispatcher {
    * data has lost the jobs too: a request not yet answered whose job is gone is answered 503 at
    * once rather than at the pickup deadline. A job a worker runs, or one still queued, is waited for.
    */
-  async #onResubscribed(batch: QueuedBatch, requestId: string, heard: () => boolean, probe: () => Promise<void>, fail: (error: GatewayError) => void): Promise<void> {
+  async #onResubscribed(
+    batch: QueuedBatch,
+    requestId: string,
+    heard: () => boolean,
+    probe: () => Promise<void>,
+    fail: (error: GatewayError) => void,
+  ): Promise<void> {
     // The commands connection may come back a moment after the subscriber.
     for (let attempt = 0; attempt < RECHECKS; attempt++) {
       if (heard() || batch.removed) return;
@@ -166,7 +180,12 @@ export class RequestDispatcher {
       if (batch.removed) return;
       // A failed removal still leaves the marks below: the request must not run.
       if (batch.cancel(requestId) && (await batch.remove().catch(() => false))) return;
-      await publishCancellation(this.#commands, this.#keys, { shard: batch.shard, requestId, sharesJob: batch.requestIds.length > 1 }, this.#deadlines.requestTimeoutMs);
+      await publishCancellation(
+        this.#commands,
+        this.#keys,
+        { shard: batch.shard, requestId, sharesJob: batch.requestIds.length > 1 },
+        this.#deadlines.requestTimeoutMs,
+      );
     } catch (error) {
       this.#log.warn({ err: error, requestId }, 'cancelling the request failed');
     }

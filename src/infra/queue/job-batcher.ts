@@ -158,7 +158,11 @@ export class JobBatcher {
       return;
     }
     const requests = members.map((member) => member.job);
-    const batch = new QueuedBatch(group.shard, group.queue, members.map((member) => ({ requestId: member.job.requestId, onAbandoned: member.onAbandoned })));
+    const batch = new QueuedBatch(
+      group.shard,
+      group.queue,
+      members.map((member) => ({ requestId: member.job.requestId, onAbandoned: member.onAbandoned })),
+    );
     // A tenant's prioritized job waits as long as its earliest request would have.
     const priorities = members.flatMap((member) => (member.priority === undefined ? [] : [member.priority]));
     const priority = priorities.length > 0 ? Math.min(...priorities) : undefined;

@@ -62,7 +62,9 @@ export async function assertNoEviction(redis: RedisClient): Promise<void> {
     const info = await server.info('memory');
     const policy = /maxmemory_policy:(\S+)/.exec(info)?.[1];
     if (policy && policy !== 'noeviction') {
-      throw new Error(`Redis maxmemory-policy is '${policy}' on ${server.options.host}:${server.options.port}; the gateway needs 'noeviction' (set it with CONFIG SET maxmemory-policy noeviction).`);
+      throw new Error(
+        `Redis maxmemory-policy is '${policy}' on ${server.options.host}:${server.options.port}; the gateway needs 'noeviction' (set it with CONFIG SET maxmemory-policy noeviction).`,
+      );
     }
   }
 }
@@ -87,7 +89,10 @@ export async function closeRedis(connections: readonly RedisClient[], ms = 1000)
 export async function boundedWait(work: Promise<unknown> | undefined, ms = 1000): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const settled = await Promise.race([
-    (work ?? Promise.resolve()).then(() => true, () => true),
+    (work ?? Promise.resolve()).then(
+      () => true,
+      () => true,
+    ),
     new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
   ]);
   clearTimeout(timer);
@@ -100,7 +105,8 @@ export async function boundedWait(work: Promise<unknown> | undefined, ms = 1000)
 // "Connection is closed."), aborts what was in flight, or gives up after `maxRedirections`
 // retries of those ("Too many Cluster redirections"); a master restarted with persistence
 // answers LOADING until it has read its data back.
-const UNAVAILABLE = /Stream isn't writeable|Connection is closed|Command aborted due to connection close|ECONNREFUSED|ECONNRESET|ETIMEDOUT|max retries per request|CLUSTERDOWN|TRYAGAIN|^LOADING |Too many Cluster redirections|Failed to refresh slots cache|None of startup nodes is available|Cluster isn't ready/i;
+const UNAVAILABLE =
+  /Stream isn't writeable|Connection is closed|Command aborted due to connection close|ECONNREFUSED|ECONNRESET|ETIMEDOUT|max retries per request|CLUSTERDOWN|TRYAGAIN|^LOADING |Too many Cluster redirections|Failed to refresh slots cache|None of startup nodes is available|Cluster isn't ready/i;
 
 /** Whether an error means Redis cannot be reached (a 503 for the client, not a 500). */
 export function isRedisUnavailable(error: unknown): boolean {

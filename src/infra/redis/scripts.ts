@@ -67,7 +67,14 @@ export async function finishRequest(
 ): Promise<boolean> {
   const { settlement, claim, inline } = input;
   const keys = [input.streamKey, settlement.marker, ...settlement.keys, ...(claim ? [claim.key] : []), ...(inline ? [inline.outbox.key] : [])];
-  const args: Array<string | number> = [input.ttlMs, settlement.requestId, settlement.actualMicros, settlement.markerTtlMs, settlement.lastIsCredit ? 1 : 0, claim?.action ?? 'none'];
+  const args: Array<string | number> = [
+    input.ttlMs,
+    settlement.requestId,
+    settlement.actualMicros,
+    settlement.markerTtlMs,
+    settlement.lastIsCredit ? 1 : 0,
+    claim?.action ?? 'none',
+  ];
   args.push(inline?.outbox.record ?? '', inline?.reply.channel ?? '', inline?.reply.message ?? '');
   for (const event of input.events) args.push(event.seq, event.line);
   return (await redis.finishRequest(keys.length, ...keys, ...args)) === 1;
@@ -168,7 +175,11 @@ export async function admit(redis: ScriptedRedis, input: AdmitInput): Promise<Ad
     args.push(reserve.requestId, reserve.estimateMicros, reserve.expiresAtMs, reserve.maxQueued, reserve.windows.length, reserve.credit ? 1 : 0);
     for (const window of reserve.windows) args.push(window.limitMicros, window.keepMs);
   }
-  const [rateReply, claimReply, reserveReply] = (await redis.admit(keys.length, ...keys, input.nowMs, parts, ...args)) as [RateReply | 0, ClaimReply | 0, BudgetReserveReply | 0];
+  const [rateReply, claimReply, reserveReply] = (await redis.admit(keys.length, ...keys, input.nowMs, parts, ...args)) as [
+    RateReply | 0,
+    ClaimReply | 0,
+    BudgetReserveReply | 0,
+  ];
   return { rate: rateReply || null, claim: claimReply || null, reserve: reserveReply || null };
 }
 
@@ -192,7 +203,12 @@ export async function budgetPeek(redis: ScriptedRedis, counters: readonly Budget
   const keys = counters.flatMap((c) => [c.hash, c.expiries]);
   const rows = (await redis.budgetPeek(keys.length, ...keys, nowMs)) as Array<[number, string | null, string | null, string | null]>;
   const toNumber = (value: string | null) => (value === null ? null : Number(value));
-  return rows.map(([exists, spent, balance, reserved]) => ({ exists: exists === 1, spent: toNumber(spent), balance: toNumber(balance), reserved: toNumber(reserved) }));
+  return rows.map(([exists, spent, balance, reserved]) => ({
+    exists: exists === 1,
+    spent: toNumber(spent),
+    balance: toNumber(balance),
+    reserved: toNumber(reserved),
+  }));
 }
 
 /** Creates a lost counter from the store's figure unless it exists (keepMs 0: forever); true when this call created it. */

@@ -225,9 +225,7 @@ export interface AuditFilter {
 }
 
 /** The result of walking a tenant's chain. */
-export type AuditVerification =
-  | { ok: true; events: number }
-  | { ok: false; events: number; brokenAt: { id: string; seq: number }; reason: string };
+export type AuditVerification = { ok: true; events: number } | { ok: false; events: number; brokenAt: { id: string; seq: number }; reason: string };
 
 /** The audit log: append-only and tamper-evident per tenant. */
 export interface AuditRepository {

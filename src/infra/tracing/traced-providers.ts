@@ -10,7 +10,16 @@ import type { ProviderTarget } from '../../providers/types.ts';
 import { isUpstreamError } from '../../providers/shared/upstream-error.ts';
 import type { Tracing } from './tracing.ts';
 import { ATTR_GEN_AI_OPERATION_NAME } from './gateway-attributes.ts';
-import { addChunk, completionFacts, embeddingsFacts, messageEventReader, messageFacts, recordResponse, targetAttributes, type ResponseFacts } from './upstream-attributes.ts';
+import {
+  addChunk,
+  completionFacts,
+  embeddingsFacts,
+  messageEventReader,
+  messageFacts,
+  recordResponse,
+  targetAttributes,
+  type ResponseFacts,
+} from './upstream-attributes.ts';
 
 /** The conventions' operation of a call: a chat (completions and Anthropic's messages), or embeddings. */
 type GenAiOperation = 'chat' | 'embeddings';
@@ -44,7 +53,13 @@ function endFailed(span: Span, error: unknown): void {
   span.end();
 }
 
-async function traced<T>(start: StartAttempt, operation: GenAiOperation, target: ProviderTarget, call: () => Promise<T>, facts: (value: T) => ResponseFacts): Promise<T> {
+async function traced<T>(
+  start: StartAttempt,
+  operation: GenAiOperation,
+  target: ProviderTarget,
+  call: () => Promise<T>,
+  facts: (value: T) => ResponseFacts,
+): Promise<T> {
   const span = start(operation, target);
   try {
     const value = await call();
@@ -61,7 +76,12 @@ async function traced<T>(start: StartAttempt, operation: GenAiOperation, target:
  * A stream's span lasts from the first read, which opens it, to its end; a consumer that stops
  * reading early (the client went away) ends it with what was seen so far.
  */
-async function* tracedStream<T>(start: StartAttempt, target: ProviderTarget, open: () => AsyncIterable<T>, read: (facts: ResponseFacts, item: T) => void): AsyncIterable<T> {
+async function* tracedStream<T>(
+  start: StartAttempt,
+  target: ProviderTarget,
+  open: () => AsyncIterable<T>,
+  read: (facts: ResponseFacts, item: T) => void,
+): AsyncIterable<T> {
   const span = start('chat', target);
   const facts: ResponseFacts = { finishReasons: [] };
   let failed = false;

@@ -36,7 +36,10 @@ export function tracingConfigured(env: Pick<Env, 'OTEL_EXPORTER_OTLP_ENDPOINT' |
  * the process; silent otherwise. OTEL_LOG_LEVEL, when set, gives them to the console instead.
  */
 function routeDiagnostics(log: Logger): void {
-  const to = (level: 'error' | 'warn'): DiagLogFunction => (message, ...args) => log[level]({ details: args.map((arg) => (arg instanceof Error ? arg.message : arg)) }, `opentelemetry: ${message}`);
+  const to =
+    (level: 'error' | 'warn'): DiagLogFunction =>
+    (message, ...args) =>
+      log[level]({ details: args.map((arg) => (arg instanceof Error ? arg.message : arg)) }, `opentelemetry: ${message}`);
   const ignore: DiagLogFunction = () => {};
   diag.setLogger({ error: to('error'), warn: to('warn'), info: ignore, debug: ignore, verbose: ignore }, DiagLogLevel.WARN);
 }
@@ -62,12 +65,18 @@ export async function startTracing(env: Env, defaultServiceName: string, log: Lo
     logRecordProcessors: [],
   });
   sdk.start();
-  log.info({ endpoint: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: env.OTEL_SERVICE_NAME ?? defaultServiceName }, 'exporting traces');
+  log.info(
+    { endpoint: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: env.OTEL_SERVICE_NAME ?? defaultServiceName },
+    'exporting traces',
+  );
   return {
     enabled: true,
     tracer: trace.getTracer(SCOPE),
     async shutdown() {
-      await boundedWait(sdk.shutdown().catch((error: unknown) => log.warn({ err: error }, 'exporting the last spans failed')), SHUTDOWN_EXPORT_MS);
+      await boundedWait(
+        sdk.shutdown().catch((error: unknown) => log.warn({ err: error }, 'exporting the last spans failed')),
+        SHUTDOWN_EXPORT_MS,
+      );
     },
   };
 }

@@ -28,7 +28,11 @@ export function targetAttributes(target: ProviderTarget): Attributes {
   const model: Readonly<Record<string, unknown>> = target.model;
   const provider = telemetry.system(model);
   const baseUrl = typeof model.base_url === 'string' ? model.base_url : telemetry.defaultBaseUrl;
-  const attributes: Attributes = { [ATTR_GEN_AI_PROVIDER_NAME]: provider, [ATTR_GEN_AI_REQUEST_MODEL]: target.upstreamModel, [ATTR_GATEWAY_MODEL_ALIAS]: target.alias };
+  const attributes: Attributes = {
+    [ATTR_GEN_AI_PROVIDER_NAME]: provider,
+    [ATTR_GEN_AI_REQUEST_MODEL]: target.upstreamModel,
+    [ATTR_GATEWAY_MODEL_ALIAS]: target.alias,
+  };
   if (baseUrl) {
     const url = new URL(baseUrl);
     attributes[ATTR_SERVER_ADDRESS] = url.hostname;

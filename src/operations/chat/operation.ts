@@ -17,7 +17,10 @@ export function mapMessageTexts(messages: ChatMessage[], replace: TextReplacer, 
     const { content } = message;
     if (typeof content === 'string') return { ...message, content: replace(content, `${at(i)}.content`) };
     if (!Array.isArray(content)) return message;
-    return { ...message, content: content.map((part, j) => (typeof part.text === 'string' ? { ...part, text: replace(part.text, `${at(i)}.content[${j}].text`) } : part)) };
+    return {
+      ...message,
+      content: content.map((part, j) => (typeof part.text === 'string' ? { ...part, text: replace(part.text, `${at(i)}.content[${j}].text`) } : part)),
+    };
   });
 }
 

@@ -20,7 +20,10 @@ export function checkPassthroughSize(body: ChatCompletionBody): void {
     if (value === undefined) return;
     total += Buffer.byteLength(JSON.stringify(value));
     if (total > MAX_PASSTHROUGH_BYTES) {
-      throw new InvalidValueError(param, `Fields the gateway passes on as sent may hold at most ${MAX_PASSTHROUGH_BYTES} bytes together; '${param}' brings them to ${total}.`);
+      throw new InvalidValueError(
+        param,
+        `Fields the gateway passes on as sent may hold at most ${MAX_PASSTHROUGH_BYTES} bytes together; '${param}' brings them to ${total}.`,
+      );
     }
   };
   for (const [key, value] of Object.entries(body)) if (!KNOWN_FIELDS.has(key)) add(key, value);

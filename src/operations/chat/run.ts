@@ -9,7 +9,10 @@ type ChatRun = RunContext<ChatJob>;
 
 /** A non-streamed completion: the whole answer as one `result` event. */
 async function runCompletion(ctx: ChatRun): Promise<FinalEvent> {
-  const { value: completion, target } = await ctx.attempt((target, timeoutMs) => ctx.providers.complete({ target, body: ctx.data.body, signal: ctx.signal, timeoutMs }), () => true);
+  const { value: completion, target } = await ctx.attempt(
+    (target, timeoutMs) => ctx.providers.complete({ target, body: ctx.data.body, signal: ctx.signal, timeoutMs }),
+    () => true,
+  );
   ctx.trace.text = completion.choices.map((choice) => producedText(choice.message)).join('');
   ctx.trace.reported = completion.usage ?? null;
   const { usage } = ctx.usage();
@@ -26,21 +29,31 @@ async function runStream(ctx: ChatRun): Promise<FinalEvent> {
   const { includeUsage } = ctx.data;
   const trace = ctx.trace;
   let last: ChatCompletionChunk | null = null;
-  const { target } = await ctx.attempt(async (target, timeoutMs) => {
-    for await (const chunk of ctx.providers.stream({ target, body: ctx.data.body, signal: ctx.signal, timeoutMs })) {
-      if (chunk.usage) trace.reported = chunk.usage;
-      if (chunk.choices.length === 0) continue;
-      trace.text += producedText(chunk.choices[0]?.delta);
-      last = { ...chunk, model: target.alias };
-      if (includeUsage) last.usage = null;
-      else delete last.usage;
-      ctx.emit(JSON.stringify(last));
-    }
-  }, () => trace.firstChunkAt === null);
+  const { target } = await ctx.attempt(
+    async (target, timeoutMs) => {
+      for await (const chunk of ctx.providers.stream({ target, body: ctx.data.body, signal: ctx.signal, timeoutMs })) {
+        if (chunk.usage) trace.reported = chunk.usage;
+        if (chunk.choices.length === 0) continue;
+        trace.text += producedText(chunk.choices[0]?.delta);
+        last = { ...chunk, model: target.alias };
+        if (includeUsage) last.usage = null;
+        else delete last.usage;
+        ctx.emit(JSON.stringify(last));
+      }
+    },
+    () => trace.firstChunkAt === null,
+  );
   const { usage, source } = ctx.usage();
   if (includeUsage) {
     const base = last as ChatCompletionChunk | null;
-    const usageChunk = { id: base?.id ?? `chatcmpl-${ctx.data.requestId}`, object: 'chat.completion.chunk', created: base?.created ?? Math.floor(Date.now() / 1000), model: target.alias, choices: [], usage };
+    const usageChunk = {
+      id: base?.id ?? `chatcmpl-${ctx.data.requestId}`,
+      object: 'chat.completion.chunk',
+      created: base?.created ?? Math.floor(Date.now() / 1000),
+      model: target.alias,
+      choices: [],
+      usage,
+    };
     ctx.emit(JSON.stringify(usageChunk));
   }
   return { type: 'done', payload: JSON.stringify({ usage, usage_source: source }) };

@@ -6,7 +6,10 @@ import type { OperationRunner } from '../runner.ts';
 /** The embeddings operation, worker half. */
 export const embeddingsRunner: OperationRunner<EmbeddingsJob> = {
   async run(ctx) {
-    const { value: response, target } = await ctx.attempt((target, timeoutMs) => ctx.providers.embed({ target, body: ctx.data.body, signal: ctx.signal, timeoutMs }), () => true);
+    const { value: response, target } = await ctx.attempt(
+      (target, timeoutMs) => ctx.providers.embed({ target, body: ctx.data.body, signal: ctx.signal, timeoutMs }),
+      () => true,
+    );
     if (response.usage) ctx.trace.reported = { prompt_tokens: response.usage.prompt_tokens, completion_tokens: 0, total_tokens: response.usage.prompt_tokens };
     const { usage } = ctx.usage();
     const body = { ...response, model: target.alias, usage: { prompt_tokens: usage.prompt_tokens, total_tokens: usage.total_tokens } };

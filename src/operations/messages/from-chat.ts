@@ -72,7 +72,14 @@ function tokenCounts(usage: ChatUsage | null | undefined): TokenCounts {
 // they are not null: the real counts replace the estimate, and without them it stands.
 function deltaUsageOf(usage: ChatUsage | null): MessageDeltaUsage {
   if (usage === null) {
-    return { input_tokens: null, output_tokens: 0, cache_creation_input_tokens: null, cache_read_input_tokens: null, output_tokens_details: null, server_tool_use: null };
+    return {
+      input_tokens: null,
+      output_tokens: 0,
+      cache_creation_input_tokens: null,
+      cache_read_input_tokens: null,
+      output_tokens_details: null,
+      server_tool_use: null,
+    };
   }
   return { ...tokenCounts(usage), server_tool_use: null };
 }
@@ -92,7 +99,10 @@ export function chatToMessage(completion: ChatCompletion, model: string): Messag
     role: 'assistant',
     model,
     content,
-    stop_reason: stopReasonOf(choice?.finish_reason ?? null, content.some((block) => block.type === 'tool_use')),
+    stop_reason: stopReasonOf(
+      choice?.finish_reason ?? null,
+      content.some((block) => block.type === 'tool_use'),
+    ),
     stop_sequence: null,
     stop_details: null,
     container: null,
@@ -248,7 +258,10 @@ export class MessageStreamTranslator {
   }
 
   #text(text: string, out: MessageStreamEvent[]): void {
-    const open = this.#state.open?.kind === 'text' ? this.#state.open : this.#begin({ type: 'text', text: '', citations: null }, (index) => ({ kind: 'text', index }), out);
+    const open =
+      this.#state.open?.kind === 'text'
+        ? this.#state.open
+        : this.#begin({ type: 'text', text: '', citations: null }, (index) => ({ kind: 'text', index }), out);
     out.push(deltaEvent(open.index, { type: 'text_delta', text }));
   }
 
@@ -292,7 +305,13 @@ export class MessageStreamTranslator {
       if (state.closedCalls.has(call.index)) throw invalidResponse(`tool call ${call.index} continued after its block closed`);
       state.calledTools = true;
       const signature = (call.extra_content as ToolCall['extra_content'] | undefined)?.google?.thought_signature;
-      const block: ToolUseBlock = { type: 'tool_use', id: signedCallId(call.id ?? `toolu_${randomUUID()}`, signature), name: call.function?.name ?? '', input: {}, caller: { type: 'direct' } };
+      const block: ToolUseBlock = {
+        type: 'tool_use',
+        id: signedCallId(call.id ?? `toolu_${randomUUID()}`, signature),
+        name: call.function?.name ?? '',
+        input: {},
+        caller: { type: 'direct' },
+      };
       open = this.#begin(block, (index) => ({ kind: 'tool_use', index, call: call.index }), out);
     }
     const json = call.function?.arguments;

@@ -28,7 +28,14 @@ export interface PlannedMessages {
 /** The `anthropic-beta` header: comma-separated flags, possibly repeated. */
 function betasOf(header: string | string[] | undefined): string[] {
   const values = header === undefined ? [] : Array.isArray(header) ? header : [header];
-  return [...new Set(values.flatMap((value) => value.split(',')).map((flag) => flag.trim()).filter((flag) => flag !== ''))];
+  return [
+    ...new Set(
+      values
+        .flatMap((value) => value.split(','))
+        .map((flag) => flag.trim())
+        .filter((flag) => flag !== ''),
+    ),
+  ];
 }
 
 /** Why a native candidate cannot take the request: a parameter its catalog entry rejects, or a window too small. */

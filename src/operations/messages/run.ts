@@ -47,19 +47,22 @@ function readEvent(event: Record<string, unknown>): SentChunk {
 
 /** A non-streamed message: the upstream's own, or the chat answer translated, as one `result` event. */
 async function runMessage(ctx: MessagesRun): Promise<FinalEvent> {
-  const { value: message } = await ctx.attempt(async (target, timeoutMs) => {
-    if (speaksMessages(target.provider)) {
-      const native = await ctx.providers.messages.complete(nativeRequest(ctx, target, timeoutMs));
-      const usage = readUsage(native.usage);
-      ctx.trace.reported = usage === null ? null : chatUsageOf(usage);
-      ctx.trace.text = native.content.map((block) => (isRecord(block) ? blockText(block) : '')).join('');
-      return { ...native, model: target.alias };
-    }
-    const completion = await ctx.providers.complete(chatRequest(ctx, target, timeoutMs));
-    ctx.trace.reported = completion.usage ?? null;
-    ctx.trace.text = completion.choices.map((choice) => producedText(choice.message)).join('');
-    return chatToMessage({ ...completion, usage: ctx.usage().usage }, target.alias);
-  }, () => true);
+  const { value: message } = await ctx.attempt(
+    async (target, timeoutMs) => {
+      if (speaksMessages(target.provider)) {
+        const native = await ctx.providers.messages.complete(nativeRequest(ctx, target, timeoutMs));
+        const usage = readUsage(native.usage);
+        ctx.trace.reported = usage === null ? null : chatUsageOf(usage);
+        ctx.trace.text = native.content.map((block) => (isRecord(block) ? blockText(block) : '')).join('');
+        return { ...native, model: target.alias };
+      }
+      const completion = await ctx.providers.complete(chatRequest(ctx, target, timeoutMs));
+      ctx.trace.reported = completion.usage ?? null;
+      ctx.trace.text = completion.choices.map((choice) => producedText(choice.message)).join('');
+      return chatToMessage({ ...completion, usage: ctx.usage().usage }, target.alias);
+    },
+    () => true,
+  );
   return { type: 'result', payload: JSON.stringify(message) };
 }
 
@@ -105,7 +108,10 @@ async function relayTranslated(ctx: MessagesRun, target: ProviderTarget, timeout
 
 /** A streamed message; once its first event reached the client it is never retried. */
 async function runStream(ctx: MessagesRun): Promise<FinalEvent> {
-  await ctx.attempt((target, timeoutMs) => (speaksMessages(target.provider) ? relayNative(ctx, target, timeoutMs) : relayTranslated(ctx, target, timeoutMs)), () => ctx.trace.firstChunkAt === null);
+  await ctx.attempt(
+    (target, timeoutMs) => (speaksMessages(target.provider) ? relayNative(ctx, target, timeoutMs) : relayTranslated(ctx, target, timeoutMs)),
+    () => ctx.trace.firstChunkAt === null,
+  );
   const { usage, source } = ctx.usage();
   return { type: 'done', payload: JSON.stringify({ usage, usage_source: source }) };
 }

@@ -26,7 +26,9 @@ function turnMessages(turn: MessageParam, at: string, model: string): ChatMessag
     case 'assistant':
       return [assistantMessage(turn.content, at, model)];
     case 'system':
-      return [{ role: 'system', content: typeof turn.content === 'string' ? turn.content : turn.content.map((block, j) => systemPart(block, `${at}.content[${j}]`)) }];
+      return [
+        { role: 'system', content: typeof turn.content === 'string' ? turn.content : turn.content.map((block, j) => systemPart(block, `${at}.content[${j}]`)) },
+      ];
   }
 }
 

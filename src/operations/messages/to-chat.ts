@@ -54,7 +54,11 @@ function toolFields(request: MessagesRequest, model: string): Pick<ChatRequest, 
 // functions that the client runs.
 function functionTool(tool: ToolParam, i: number, model: string): Tool {
   if (tool.type != null && tool.type !== 'custom') {
-    throw new UnsupportedParameterError(`tools[${i}]`, model, `a server tool ('${tool.type}'); only client tools, with an input_schema, translate to chat functions`);
+    throw new UnsupportedParameterError(
+      `tools[${i}]`,
+      model,
+      `a server tool ('${tool.type}'); only client tools, with an input_schema, translate to chat functions`,
+    );
   }
   const fn: Tool['function'] = { name: tool.name, parameters: tool.input_schema ?? { type: 'object', properties: {} } };
   if (tool.description !== undefined) fn.description = tool.description;

@@ -63,7 +63,10 @@ export function chatToResponse(completion: ChatCompletion, context: ResponseCont
   const output: OutputItem[] = [];
   const thinking = message?.thinking_blocks ?? [];
   if (message?.reasoning_content || thinking.length > 0) {
-    const item: ReasoningItem = { ...reasoningItem(context, output.length), content: message?.reasoning_content ? [reasoningText(message.reasoning_content)] : [] };
+    const item: ReasoningItem = {
+      ...reasoningItem(context, output.length),
+      content: message?.reasoning_content ? [reasoningText(message.reasoning_content)] : [],
+    };
     if (thinking.length > 0) item.encrypted_content = carryThinking(thinking);
     output.push(item);
   }
@@ -84,7 +87,10 @@ export function chatToResponse(completion: ChatCompletion, context: ResponseCont
 function usageOf(usage: Usage): ResponseUsage {
   return {
     input_tokens: usage.prompt_tokens,
-    input_tokens_details: { cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? 0, cache_write_tokens: usage.prompt_tokens_details?.cache_write_tokens ?? 0 },
+    input_tokens_details: {
+      cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
+      cache_write_tokens: usage.prompt_tokens_details?.cache_write_tokens ?? 0,
+    },
     output_tokens: usage.completion_tokens,
     output_tokens_details: { reasoning_tokens: usage.completion_tokens_details?.reasoning_tokens ?? 0 },
     total_tokens: usage.total_tokens,
@@ -137,7 +143,10 @@ function responseOf(context: ResponseContext, ending: Ending | { status: 'in_pro
     max_output_tokens: request.max_output_tokens ?? null,
     model: context.model,
     output,
-    output_text: output.flatMap((item) => (item.type === 'message' ? item.content : [])).map((part) => (part.type === 'output_text' ? part.text : '')).join(''),
+    output_text: output
+      .flatMap((item) => (item.type === 'message' ? item.content : []))
+      .map((part) => (part.type === 'output_text' ? part.text : ''))
+      .join(''),
     parallel_tool_calls: request.parallel_tool_calls ?? true,
     previous_response_id: null,
     prompt_cache_key: request.prompt_cache_key ?? null,
@@ -173,7 +182,14 @@ function toolsOf(request: ResponsesRequest): Response['tools'] {
     if (tool.name === undefined) return [];
     if (tool.type === 'function') return [functionToolOf(tool, tool.name)];
     if (tool.type !== 'namespace') return [];
-    return [{ type: 'namespace', name: tool.name, description: tool.description ?? '', tools: (tool.tools ?? []).map((member) => functionToolOf(member, member.name)) }];
+    return [
+      {
+        type: 'namespace',
+        name: tool.name,
+        description: tool.description ?? '',
+        tools: (tool.tools ?? []).map((member) => functionToolOf(member, member.name)),
+      },
+    ];
   });
 }
 
@@ -254,7 +270,9 @@ export class ResponseStreamTranslator {
     this.#closeItem(ending.status, events);
     const response = responseOf(this.#context, ending, structuredClone(this.#state.output), usageOf(usage));
     const sequence_number = this.#next();
-    events.push(ending.status === 'completed' ? { type: 'response.completed', sequence_number, response } : { type: 'response.incomplete', sequence_number, response });
+    events.push(
+      ending.status === 'completed' ? { type: 'response.completed', sequence_number, response } : { type: 'response.incomplete', sequence_number, response },
+    );
     return events;
   }
 
@@ -270,7 +288,12 @@ export class ResponseStreamTranslator {
     this.#closeItem('completed', events);
     this.#state.output.push(item);
     this.#state.open = true;
-    events.push({ type: 'response.output_item.added', sequence_number: this.#next(), output_index: this.#state.output.length - 1, item: structuredClone(item) });
+    events.push({
+      type: 'response.output_item.added',
+      sequence_number: this.#next(),
+      output_index: this.#state.output.length - 1,
+      item: structuredClone(item),
+    });
     return item;
   }
 
@@ -279,7 +302,14 @@ export class ResponseStreamTranslator {
     if (item === undefined) return;
     const outputIndex = this.#state.output.length - 1;
     if (item.type === 'function_call') {
-      events.push({ type: 'response.function_call_arguments.done', sequence_number: this.#next(), item_id: item.id, output_index: outputIndex, name: item.name, arguments: item.arguments });
+      events.push({
+        type: 'response.function_call_arguments.done',
+        sequence_number: this.#next(),
+        item_id: item.id,
+        output_index: outputIndex,
+        name: item.name,
+        arguments: item.arguments,
+      });
     } else if (item.content.length > 0) {
       this.#closePart(item, item.content.length - 1, events);
     }
@@ -293,7 +323,14 @@ export class ResponseStreamTranslator {
     const contentIndex = item.content.length - 1;
     const part = item.content[contentIndex];
     if (part === undefined) return;
-    events.push({ type: 'response.content_part.added', sequence_number: this.#next(), item_id: item.id, output_index: this.#state.output.length - 1, content_index: contentIndex, part: structuredClone(part) });
+    events.push({
+      type: 'response.content_part.added',
+      sequence_number: this.#next(),
+      item_id: item.id,
+      output_index: this.#state.output.length - 1,
+      content_index: contentIndex,
+      part: structuredClone(part),
+    });
   }
 
   #closePart(item: OutputMessage | ReasoningItem, contentIndex: number, events: ResponseStreamEvent[]): void {
@@ -316,7 +353,14 @@ export class ResponseStreamTranslator {
       this.#partAdded(item, events);
     }
     part.text += delta;
-    events.push({ type: 'response.reasoning_text.delta', sequence_number: this.#next(), item_id: item.id, output_index: this.#state.output.length - 1, content_index: 0, delta });
+    events.push({
+      type: 'response.reasoning_text.delta',
+      sequence_number: this.#next(),
+      item_id: item.id,
+      output_index: this.#state.output.length - 1,
+      content_index: 0,
+      delta,
+    });
   }
 
   // Each chunk's thinking_blocks holds every block so far (src/providers/anthropic/stream.ts): the
@@ -356,7 +400,12 @@ export class ResponseStreamTranslator {
     if (call === undefined) {
       const outputIndex = this.#state.output.length;
       const signature = (delta.extra_content as ToolCall['extra_content'] | undefined)?.google?.thought_signature;
-      const item = functionCallItem(this.#context, outputIndex, signedCallId(delta.id ?? itemId(this.#context, 'call', outputIndex), signature), callNameOf(delta.function?.name ?? '', this.#names));
+      const item = functionCallItem(
+        this.#context,
+        outputIndex,
+        signedCallId(delta.id ?? itemId(this.#context, 'call', outputIndex), signature),
+        callNameOf(delta.function?.name ?? '', this.#names),
+      );
       call = { item: this.#openItem(item, events), outputIndex };
       this.#state.calls.set(delta.index, call);
     }
@@ -365,6 +414,12 @@ export class ResponseStreamTranslator {
     if (piece === '') return;
     call.item.arguments += piece;
     if (this.#current() !== call.item) return;
-    events.push({ type: 'response.function_call_arguments.delta', sequence_number: this.#next(), item_id: call.item.id, output_index: call.outputIndex, delta: piece });
+    events.push({
+      type: 'response.function_call_arguments.delta',
+      sequence_number: this.#next(),
+      item_id: call.item.id,
+      output_index: call.outputIndex,
+      delta: piece,
+    });
   }
 }

@@ -8,7 +8,8 @@ function mapContent(content: string | InputContentPart[], at: string, replace: T
 }
 
 function mapItem(item: InputItem, at: string, replace: TextReplacer): InputItem {
-  if (item.content != null && (item.type === undefined || item.type === 'message')) return { ...item, content: mapContent(item.content, `${at}.content`, replace) };
+  if (item.content != null && (item.type === undefined || item.type === 'message'))
+    return { ...item, content: mapContent(item.content, `${at}.content`, replace) };
   if (item.output != null && item.type === 'function_call_output') return { ...item, output: mapContent(item.output, `${at}.output`, replace) };
   return item;
 }

@@ -27,12 +27,15 @@ function chatRequest(ctx: ResponsesRun, target: ProviderTarget, timeoutMs: numbe
 
 /** A non-streamed response: the chat answer translated, as one `result` event. */
 async function runResponse(ctx: ResponsesRun): Promise<FinalEvent> {
-  const { value: response } = await ctx.attempt(async (target, timeoutMs) => {
-    const completion = await ctx.providers.complete(chatRequest(ctx, target, timeoutMs));
-    ctx.trace.reported = completion.usage ?? null;
-    ctx.trace.text = completion.choices.map((choice) => producedText(choice.message)).join('');
-    return chatToResponse({ ...completion, usage: ctx.usage().usage }, contextOf(ctx, target));
-  }, () => true);
+  const { value: response } = await ctx.attempt(
+    async (target, timeoutMs) => {
+      const completion = await ctx.providers.complete(chatRequest(ctx, target, timeoutMs));
+      ctx.trace.reported = completion.usage ?? null;
+      ctx.trace.text = completion.choices.map((choice) => producedText(choice.message)).join('');
+      return chatToResponse({ ...completion, usage: ctx.usage().usage }, contextOf(ctx, target));
+    },
+    () => true,
+  );
   return { type: 'result', payload: JSON.stringify(response) };
 }
 
@@ -42,23 +45,26 @@ async function runResponse(ctx: ResponsesRun): Promise<FinalEvent> {
  * error's status; once they reached the client it is never retried.
  */
 async function runStream(ctx: ResponsesRun): Promise<FinalEvent> {
-  await ctx.attempt(async (target, timeoutMs) => {
-    const translator = new ResponseStreamTranslator(contextOf(ctx, target));
-    let started = false;
-    // The opening events go out with the first chunk's, as one chunk of events.
-    const emit = (events: () => readonly object[]) => {
-      const opening = started ? [] : translator.start();
-      started = true;
-      ctx.emit(...[...opening, ...events()].map((event) => JSON.stringify(event)));
-    };
-    for await (const chunk of ctx.providers.stream(chatRequest(ctx, target, timeoutMs))) {
-      if (chunk.usage) ctx.trace.reported = chunk.usage;
-      if (chunk.choices.length === 0) continue;
-      for (const choice of chunk.choices) ctx.trace.text += producedText(choice.delta);
-      emit(() => translator.push(chunk));
-    }
-    emit(() => translator.finish(ctx.usage().usage));
-  }, () => ctx.trace.firstChunkAt === null);
+  await ctx.attempt(
+    async (target, timeoutMs) => {
+      const translator = new ResponseStreamTranslator(contextOf(ctx, target));
+      let started = false;
+      // The opening events go out with the first chunk's, as one chunk of events.
+      const emit = (events: () => readonly object[]) => {
+        const opening = started ? [] : translator.start();
+        started = true;
+        ctx.emit(...[...opening, ...events()].map((event) => JSON.stringify(event)));
+      };
+      for await (const chunk of ctx.providers.stream(chatRequest(ctx, target, timeoutMs))) {
+        if (chunk.usage) ctx.trace.reported = chunk.usage;
+        if (chunk.choices.length === 0) continue;
+        for (const choice of chunk.choices) ctx.trace.text += producedText(choice.delta);
+        emit(() => translator.push(chunk));
+      }
+      emit(() => translator.finish(ctx.usage().usage));
+    },
+    () => ctx.trace.firstChunkAt === null,
+  );
   const { usage, source } = ctx.usage();
   return { type: 'done', payload: JSON.stringify({ usage, usage_source: source }) };
 }

@@ -40,9 +40,18 @@ export function responsesToChat(request: ResponsesRequest): { model: string; str
 function refuseUnserved(request: ResponsesRequest): void {
   if (request.previous_response_id != null) throw new InvalidValueError('previous_response_id', `${STATELESS} instead of 'previous_response_id'.`);
   if (request.conversation != null) throw new InvalidValueError('conversation', `${STATELESS} instead of 'conversation'.`);
-  if (request.background === true) throw new InvalidValueError('background', "Background responses are not available: this gateway stores no responses to poll. Send the request without 'background' (with 'stream': true for a long answer).");
-  if (request.prompt != null) throw new InvalidValueError('prompt', "Prompt templates stored at OpenAI ('prompt') are not available on this gateway: send the prompt's text in 'instructions' and 'input'.");
-  if (request.top_logprobs != null && request.top_logprobs > 0) throw new UnsupportedParameterError('top_logprobs', request.model, 'log probabilities are not returned by /v1/responses');
+  if (request.background === true)
+    throw new InvalidValueError(
+      'background',
+      "Background responses are not available: this gateway stores no responses to poll. Send the request without 'background' (with 'stream': true for a long answer).",
+    );
+  if (request.prompt != null)
+    throw new InvalidValueError(
+      'prompt',
+      "Prompt templates stored at OpenAI ('prompt') are not available on this gateway: send the prompt's text in 'instructions' and 'input'.",
+    );
+  if (request.top_logprobs != null && request.top_logprobs > 0)
+    throw new UnsupportedParameterError('top_logprobs', request.model, 'log probabilities are not returned by /v1/responses');
 }
 
 /** The sampling and limit settings chat names differently or the same; absent and null ones are left out. */
@@ -101,14 +110,22 @@ function appendItem(state: InputState, item: InputItem, i: number): void {
       return appendFunctionCall(state, item, param);
     case 'function_call_output': {
       const output = required(item.output, `${param}.output`);
-      return appendOther(state, { role: 'tool', tool_call_id: splitCallId(required(item.call_id, `${param}.call_id`)).id, content: contentOf(output, `${param}.output`, state.model) });
+      return appendOther(state, {
+        role: 'tool',
+        tool_call_id: splitCallId(required(item.call_id, `${param}.call_id`)).id,
+        content: contentOf(output, `${param}.output`, state.model),
+      });
     }
     case 'reasoning':
       return appendReasoning(state, item);
     case 'item_reference':
       throw new InvalidValueError(param, "Item references cannot be resolved: this gateway stores no items. Send the item itself in 'input'.");
     default:
-      throw new UnsupportedParameterError(param, state.model, `items of type '${type}'; this gateway serves message, function_call, function_call_output and reasoning items`);
+      throw new UnsupportedParameterError(
+        param,
+        state.model,
+        `items of type '${type}'; this gateway serves message, function_call, function_call_output and reasoning items`,
+      );
   }
 }
 
@@ -146,7 +163,10 @@ function appendFunctionCall(state: InputState, item: InputItem, param: string): 
  */
 function appendReasoning(state: InputState, item: InputItem): void {
   const parts = Array.isArray(item.content) ? item.content : [];
-  const text = parts.filter((part) => part.type === 'reasoning_text').map((part) => part.text ?? '').join('');
+  const text = parts
+    .filter((part) => part.type === 'reasoning_text')
+    .map((part) => part.text ?? '')
+    .join('');
   if (text !== '') state.reasoning.push(text);
   state.thinking.push(...(carriedThinking(item.encrypted_content) ?? []));
 }
@@ -197,7 +217,8 @@ const NO_FILES_API = 'this gateway has no files API';
 
 function imagePartOf(part: InputContentPart, param: string, model: string): ContentPart {
   if (part.image_url == null || part.image_url === '') {
-    if (part.file_id != null) throw new UnsupportedParameterError(`${param}.file_id`, model, `${NO_FILES_API}; send the image in image_url, as an https or data: URL`);
+    if (part.file_id != null)
+      throw new UnsupportedParameterError(`${param}.file_id`, model, `${NO_FILES_API}; send the image in image_url, as an https or data: URL`);
     throw new MissingRequiredFieldError(`${param}.image_url`);
   }
   const image: { url: string; detail?: string } = { url: part.image_url };
@@ -212,7 +233,8 @@ function filePartOf(part: InputContentPart, param: string, model: string): Conte
     if (part.filename != null) file.filename = part.filename;
     return { type: 'file', file };
   }
-  if (part.file_url != null) throw new UnsupportedParameterError(`${param}.file_url`, model, 'files are not fetched by URL; send the file in file_data, as a data: URL');
+  if (part.file_url != null)
+    throw new UnsupportedParameterError(`${param}.file_url`, model, 'files are not fetched by URL; send the file in file_data, as a data: URL');
   if (part.file_id != null) throw new UnsupportedParameterError(`${param}.file_id`, model, `${NO_FILES_API}; send the file in file_data, as a data: URL`);
   throw new MissingRequiredFieldError(`${param}.file_data`);
 }
@@ -220,7 +242,10 @@ function filePartOf(part: InputContentPart, param: string, model: string): Conte
 function responseFormatOf(format: RequestTextFormat | undefined): ResponseFormat | undefined {
   if (format === undefined || format.type === 'text') return undefined;
   if (format.type === 'json_object') return { type: 'json_object' };
-  const jsonSchema: NonNullable<ResponseFormat['json_schema']> = { name: required(format.name, 'text.format.name'), schema: required(format.schema, 'text.format.schema') };
+  const jsonSchema: NonNullable<ResponseFormat['json_schema']> = {
+    name: required(format.name, 'text.format.name'),
+    schema: required(format.schema, 'text.format.schema'),
+  };
   if (format.description !== undefined) jsonSchema.description = format.description;
   if (format.strict != null) jsonSchema.strict = format.strict;
   return { type: 'json_schema', json_schema: jsonSchema };

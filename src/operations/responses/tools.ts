@@ -39,7 +39,11 @@ export function chatToolsOf(request: ResponsesRequest): ChatTools {
   const taken = new Map<string, string>();
   const add = (tool: Tool, param: string) => {
     const earlier = taken.get(tool.function.name);
-    if (earlier !== undefined) throw new InvalidValueError(`${param}.name`, `The tools ${earlier} and ${param} would both reach the model as '${tool.function.name}'; rename one of them.`);
+    if (earlier !== undefined)
+      throw new InvalidValueError(
+        `${param}.name`,
+        `The tools ${earlier} and ${param} would both reach the model as '${tool.function.name}'; rename one of them.`,
+      );
     taken.set(tool.function.name, param);
     tools.push(tool);
   };
@@ -63,7 +67,8 @@ export function chatToolsOf(request: ResponsesRequest): ChatTools {
 
 /** A function tool, named under its namespace when it is in one. */
 function functionOf(tool: RequestTool | NamespaceMember, param: string, model: string, namespace?: string): Tool {
-  if (tool.type !== 'function') throw new UnsupportedParameterError(param, model, `tools of type '${tool.type}'; this gateway serves function and namespace tools`);
+  if (tool.type !== 'function')
+    throw new UnsupportedParameterError(param, model, `tools of type '${tool.type}'; this gateway serves function and namespace tools`);
   if (tool.name === undefined) throw new MissingRequiredFieldError(`${param}.name`);
   const fn: Tool['function'] = { name: namespace === undefined ? tool.name : chatToolName(namespace, tool.name) };
   if (tool.description != null) fn.description = tool.description;
@@ -76,7 +81,8 @@ function toolChoiceOf(choice: RequestToolChoice, model: string, served: number, 
   if (typeof choice === 'string') {
     if (served > 0 || dropped.length === 0) return choice;
     // Only hosted tools were asked for: chat takes no tool_choice without tools, and `required` cannot be met.
-    if (choice === 'required') throw new UnsupportedParameterError('tool_choice', model, `'required' with only hosted tools (${dropped.join(', ')}), ${NOT_RUN}`);
+    if (choice === 'required')
+      throw new UnsupportedParameterError('tool_choice', model, `'required' with only hosted tools (${dropped.join(', ')}), ${NOT_RUN}`);
     return undefined;
   }
   if (choice.type === 'function') {

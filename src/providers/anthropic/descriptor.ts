@@ -1,5 +1,12 @@
 import { Type } from '@sinclair/typebox';
-import { API_KEY_ENV_OPTION, OPTIONAL_BASE_URL_OPTION, ReasoningEffortSchema, functionRoleMessage, uploadedFilePart, type ProviderDescriptor } from '../descriptor.ts';
+import {
+  API_KEY_ENV_OPTION,
+  OPTIONAL_BASE_URL_OPTION,
+  ReasoningEffortSchema,
+  functionRoleMessage,
+  uploadedFilePart,
+  type ProviderDescriptor,
+} from '../descriptor.ts';
 
 /** Where Anthropic's API is when a model names no `base_url`. */
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
@@ -12,11 +19,14 @@ export const anthropicDescriptor = {
     ...API_KEY_ENV_OPTION,
     thinking: Type.Optional(
       Type.Union([Type.Literal('budget'), Type.Literal('adaptive')], {
-        description: "How the model takes reasoning: 'budget' (thinking.budget_tokens, Claude 3.7 to 4.5) or 'adaptive' (thinking.type adaptive with output_config.effort, Claude 4.6 and later). Default 'budget'.",
+        description:
+          "How the model takes reasoning: 'budget' (thinking.budget_tokens, Claude 3.7 to 4.5) or 'adaptive' (thinking.type adaptive with output_config.effort, Claude 4.6 and later). Default 'budget'.",
       }),
     ),
     thinking_display: Type.Optional(
-      Type.Union([Type.Literal('summarized'), Type.Literal('omitted')], { description: "Adaptive thinking's `display` (Claude 4.7 and later); absent: not sent." }),
+      Type.Union([Type.Literal('summarized'), Type.Literal('omitted')], {
+        description: "Adaptive thinking's `display` (Claude 4.7 and later); absent: not sent.",
+      }),
     ),
     reasoning_effort: Type.Optional(ReasoningEffortSchema),
     anthropic_beta: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'Values of the anthropic-beta header.' })),
@@ -41,7 +51,8 @@ export const anthropicDescriptor = {
   contentParts: new Set(['text', 'image_url', 'file', 'refusal']),
   unsupported: (request) => {
     // Anthropic's structured outputs take a schema; it has no schema-less JSON mode.
-    if (request.response_format?.type === 'json_object') return { param: 'response_format', detail: "type 'json_object'; send type 'json_schema' with a schema" };
+    if (request.response_format?.type === 'json_object')
+      return { param: 'response_format', detail: "type 'json_object'; send type 'json_schema' with a schema" };
     return functionRoleMessage(request) ?? uploadedFilePart(request);
   },
   telemetry: { system: () => 'anthropic', defaultBaseUrl: ANTHROPIC_BASE_URL },

@@ -36,5 +36,3 @@ export function errorFromEvent(detail: AnthropicErrorDetail): UpstreamError {
     code: detail.type,
   });
 }
-
-

@@ -80,7 +80,8 @@ function isToolResult(block: AnthropicContentBlock): boolean {
 function systemBlocks(content: ChatMessage['content'], at: string): AnthropicTextBlock[] {
   if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
   return (content ?? []).flatMap((part, j) => {
-    if (part.type !== 'text') throw new InvalidValueError(`${at}.content[${j}].type`, `Anthropic takes text parts only in system and developer messages; got '${part.type}'.`);
+    if (part.type !== 'text')
+      throw new InvalidValueError(`${at}.content[${j}].type`, `Anthropic takes text parts only in system and developer messages; got '${part.type}'.`);
     return part.text === '' ? [] : [textBlock(part)];
   });
 }
@@ -125,7 +126,8 @@ function documentBlock(part: ContentPart, at: string, alias: string): AnthropicD
   const fileData = part.file?.file_data;
   if (fileData === undefined) {
     // Anthropic's Files API ids are not OpenAI's: an OpenAI file id cannot be resolved upstream.
-    if (part.file?.file_id !== undefined) throw new UnsupportedParameterError(`${at}.file.file_id`, alias, 'an uploaded file id; send the file inline as file_data');
+    if (part.file?.file_id !== undefined)
+      throw new UnsupportedParameterError(`${at}.file.file_id`, alias, 'an uploaded file id; send the file inline as file_data');
     throw new InvalidValueError(`${at}.file.file_data`, 'A file part needs file_data (a data: URL).');
   }
   const parsed = parseDataUrl(fileData);
@@ -183,7 +185,8 @@ function assistantText(content: ChatMessage['content'], at: string): AnthropicTe
   return (content ?? []).flatMap((part, j) => {
     // What the assistant said when it refused is part of the conversation: it goes back as its text.
     if (part.type === 'refusal') return part.refusal === undefined || part.refusal === '' ? [] : [{ type: 'text' as const, text: part.refusal }];
-    if (part.type !== 'text') throw new InvalidValueError(`${at}.content[${j}].type`, `Anthropic takes text parts only in assistant messages; got '${part.type}'.`);
+    if (part.type !== 'text')
+      throw new InvalidValueError(`${at}.content[${j}].type`, `Anthropic takes text parts only in assistant messages; got '${part.type}'.`);
     return part.text === '' ? [] : [textBlock(part)];
   });
 }

@@ -118,8 +118,10 @@ function reasoningFields(target: Target, body: ChatRequest, maxTokens: number): 
   // budget_tokens must be at least 1024 and below max_tokens.
   const budget = Math.min(BUDGET_TOKENS[effort], maxTokens - 1);
   if (budget < MIN_BUDGET_TOKENS) {
-    throw new InvalidValueError('max_tokens', `With reasoning, Anthropic needs max_tokens above ${MIN_BUDGET_TOKENS} (the smallest thinking budget); got ${maxTokens}.`);
+    throw new InvalidValueError(
+      'max_tokens',
+      `With reasoning, Anthropic needs max_tokens above ${MIN_BUDGET_TOKENS} (the smallest thinking budget); got ${maxTokens}.`,
+    );
   }
   return { thinking: { type: 'enabled', budget_tokens: budget } };
 }
-

@@ -44,7 +44,6 @@ export function parseMessage(parsed: unknown, target: ProviderTarget): ChatCompl
   return completion;
 }
 
-
 function messageOf(content: unknown[], stopReason: unknown): ResponseMessage {
   const texts: string[] = [];
   const reasoning: string[] = [];

@@ -172,7 +172,9 @@ function* onBlockDelta(data: Json, state: StreamState): Generator<ChatCompletion
 function* onBlockStop(data: Json, state: StreamState): Generator<ChatCompletionChunk, void> {
   const block = knownBlock(data, state);
   if (block.kind === 'thinking' || block.kind === 'redacted_thinking') {
-    state.thinkingBlocks.push(block.kind === 'thinking' ? { type: 'thinking', thinking: block.thinking, signature: block.signature } : { type: 'redacted_thinking', data: block.data });
+    state.thinkingBlocks.push(
+      block.kind === 'thinking' ? { type: 'thinking', thinking: block.thinking, signature: block.signature } : { type: 'redacted_thinking', data: block.data },
+    );
     yield deltaChunk(state, { thinking_blocks: [...state.thinkingBlocks] });
   } else if (block.kind === 'tool_use' && !block.argumentsSent) {
     // A call without input streams no JSON at all; '{}' keeps its arguments parseable, as the non-streamed answer is.

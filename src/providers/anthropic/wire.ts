@@ -75,7 +75,8 @@ export type AnthropicToolChoice =
   | Variant<ToolChoiceParam, 'none'>;
 
 /** Extended thinking settings. */
-export type AnthropicThinking = Variant<ThinkingConfig, 'enabled', 'budget_tokens'> | Variant<ThinkingConfig, 'adaptive', never, 'display'> | Variant<ThinkingConfig, 'disabled'>;
+export type AnthropicThinking =
+  Variant<ThinkingConfig, 'enabled', 'budget_tokens'> | Variant<ThinkingConfig, 'adaptive', never, 'display'> | Variant<ThinkingConfig, 'disabled'>;
 
 /** Adaptive effort levels of `output_config.effort`. */
 export type AnthropicEffort = NonNullable<OutputConfig['effort']>;
@@ -94,7 +95,6 @@ export type AnthropicRequest = Pick<MessagesRequest, 'model' | 'max_tokens' | 's
   output_config?: AnthropicOutputConfig;
   stream?: true;
 };
-
 
 /** An error body (`{type:'error', error:{type, message}}`), as HTTP bodies and `event: error` carry it. */
 export type AnthropicErrorBody = Pick<ErrorBody, 'type' | 'error'>;

@@ -1,5 +1,12 @@
 import { Type } from '@sinclair/typebox';
-import { API_KEY_ENV_OPTION, OPTIONAL_BASE_URL_OPTION, ReasoningEffortSchema, functionRoleMessage, uploadedFilePart, type ProviderDescriptor } from '../descriptor.ts';
+import {
+  API_KEY_ENV_OPTION,
+  OPTIONAL_BASE_URL_OPTION,
+  ReasoningEffortSchema,
+  functionRoleMessage,
+  uploadedFilePart,
+  type ProviderDescriptor,
+} from '../descriptor.ts';
 import { inputTexts } from '../shared/embeddings.ts';
 
 /** The public endpoint, used when the catalog entry has no `base_url`. */
@@ -13,7 +20,8 @@ export const geminiDescriptor = {
     ...API_KEY_ENV_OPTION,
     thinking: Type.Optional(
       Type.Union([Type.Literal('budget'), Type.Literal('level')], {
-        description: "How the model takes reasoning: 'budget' (thinkingConfig.thinkingBudget, Gemini 2.5) or 'level' (thinkingConfig.thinkingLevel, Gemini 3). Default 'budget'.",
+        description:
+          "How the model takes reasoning: 'budget' (thinkingConfig.thinkingBudget, Gemini 2.5) or 'level' (thinkingConfig.thinkingLevel, Gemini 3). Default 'budget'.",
       }),
     ),
     reasoning_effort: Type.Optional(ReasoningEffortSchema),

@@ -31,7 +31,8 @@ export function parseGeminiEmbeddings(parsed: unknown, target: Target, body: Emb
   if (!isRecord(parsed) || !Array.isArray(parsed.embeddings)) throw invalidResponse('no embeddings array');
   const vectors = parsed.embeddings.map((embedding: unknown, i) => {
     const values = isRecord(embedding) ? embedding.values : undefined;
-    if (!Array.isArray(values) || !values.every((value) => typeof value === 'number')) throw invalidResponse(`embeddings[${i}].values is not an array of numbers`);
+    if (!Array.isArray(values) || !values.every((value) => typeof value === 'number'))
+      throw invalidResponse(`embeddings[${i}].values is not an array of numbers`);
     return values;
   });
   if (vectors.length !== inputs) throw invalidResponse(`${vectors.length} embeddings for ${inputs} inputs`);

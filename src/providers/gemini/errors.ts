@@ -62,8 +62,6 @@ export function errorFromPayload(error: GeminiError): UpstreamError {
   });
 }
 
-
-
 function detailsOf(error: GeminiError, type: string): Array<Record<string, unknown>> {
   return Array.isArray(error.details) ? error.details.filter((detail) => isRecord(detail) && detail['@type'] === type) : [];
 }

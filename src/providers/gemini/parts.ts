@@ -48,7 +48,8 @@ function imagePart(url: string, param: string): GeminiPart {
 
 function filePart(file: { file_data?: string; file_id?: string }, param: string, alias: string): GeminiPart {
   if (file.file_data !== undefined) {
-    if (!file.file_data.startsWith('data:')) throw new InvalidValueError(`${param}.file_data`, 'file_data must be a data URL (data:<media type>;base64,<data>).');
+    if (!file.file_data.startsWith('data:'))
+      throw new InvalidValueError(`${param}.file_data`, 'file_data must be a data URL (data:<media type>;base64,<data>).');
     return { inlineData: parseDataUrl(file.file_data, `${param}.file_data`) };
   }
   // Files uploaded to OpenAI have no meaning at Google.

@@ -48,8 +48,14 @@ function choicesOf(response: GeminiResponse): Choice[] {
 
 function choiceOf(candidate: GeminiCandidate, position: number): Choice {
   const parts = partsOf(candidate);
-  const content = parts.filter(isAnswerText).map((part) => part.text).join('');
-  const reasoning = parts.filter(isThought).map((part) => part.text).join('');
+  const content = parts
+    .filter(isAnswerText)
+    .map((part) => part.text)
+    .join('');
+  const reasoning = parts
+    .filter(isThought)
+    .map((part) => part.text)
+    .join('');
   const toolCalls = parts.filter(isFunctionCall).map(toolCallOf);
   const finishReason = finishReasonOf(candidate.finishReason, toolCalls.length > 0);
   const message: ResponseMessage = { role: 'assistant', content: content === '' ? null : content };

@@ -92,7 +92,22 @@ export const FORMATS_BY_TYPE: Readonly<Record<string, readonly string[]>> = {
   number: ['float', 'double'],
 };
 
-const COPIED = new Set<string>(['title', 'description', 'pattern', 'minItems', 'maxItems', 'minLength', 'maxLength', 'minimum', 'maximum', 'minProperties', 'maxProperties', 'propertyOrdering', 'default', 'example']);
+const COPIED = new Set<string>([
+  'title',
+  'description',
+  'pattern',
+  'minItems',
+  'maxItems',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+  'minProperties',
+  'maxProperties',
+  'propertyOrdering',
+  'default',
+  'example',
+]);
 
 type Json = Record<string, unknown>;
 
@@ -119,13 +134,18 @@ function convert(node: unknown, ctx: Context, partial: boolean): GeminiSchema {
     else if (key === 'items' && isJson(value)) out.items = convert(value, ctx, false);
     else if (key === 'properties' && isJson(value)) out.properties = convertProperties(value, ctx);
     else if (key === 'required' && Array.isArray(value)) out.required = value.filter((name) => typeof name === 'string');
-    else if ((key === 'anyOf' || key === 'oneOf') && Array.isArray(value)) out.anyOf = [...((out.anyOf as GeminiSchema[] | undefined) ?? []), ...value.map((member) => convert(member, ctx, false))];
+    else if ((key === 'anyOf' || key === 'oneOf') && Array.isArray(value))
+      out.anyOf = [...((out.anyOf as GeminiSchema[] | undefined) ?? []), ...value.map((member) => convert(member, ctx, false))];
   }
   if (out.example === undefined && Array.isArray(node.examples) && node.examples.length > 0) out.example = node.examples[0];
   applyType(out, node.type);
   const values = Array.isArray(node.enum) ? node.enum : 'const' in node ? [node.const] : null;
   if (values !== null) applyEnum(out, values);
-  if (Array.isArray(node.allOf)) mergeAllOf(out, node.allOf.map((member) => convert(member, ctx, true)));
+  if (Array.isArray(node.allOf))
+    mergeAllOf(
+      out,
+      node.allOf.map((member) => convert(member, ctx, true)),
+    );
   return finish(out, node.format, partial);
 }
 
@@ -181,7 +201,8 @@ function mergeAllOf(out: GeminiSchema, members: GeminiSchema[]): void {
   for (const member of members) {
     for (const [key, value] of Object.entries(member)) {
       if (key === 'properties' && isJson(value)) out.properties = { ...value, ...(isJson(out.properties) ? out.properties : {}) };
-      else if (key === 'required' && Array.isArray(value)) out.required = [...new Set([...((out.required as string[] | undefined) ?? []), ...(value as string[])])];
+      else if (key === 'required' && Array.isArray(value))
+        out.required = [...new Set([...((out.required as string[] | undefined) ?? []), ...(value as string[])])];
       else if (!(key in out)) out[key] = value;
     }
   }

@@ -47,5 +47,9 @@ export function buildUpstreamRequest(target: Target, body: ChatRequest, stream: 
 /** The embeddings call: the client's fields as sent, with our model. */
 export function buildEmbeddingsRequest(target: Target, body: EmbeddingsRequest): UpstreamCall {
   const { url, auth } = address(target, 'embeddings');
-  return { url, headers: { 'content-type': 'application/json', accept: 'application/json', ...auth }, body: JSON.stringify({ ...body, model: target.upstreamModel }) };
+  return {
+    url,
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...auth },
+    body: JSON.stringify({ ...body, model: target.upstreamModel }),
+  };
 }

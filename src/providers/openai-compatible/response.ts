@@ -54,7 +54,9 @@ function normaliseChoice(choice: unknown, position: number): unknown {
 export function parseEmbeddings(parsed: unknown, target: ProviderTarget, inputs: number): EmbeddingsResponse {
   if (isErrorPayload(parsed)) throw errorFromPayload(parsed, 'server_error');
   if (!isRecord(parsed) || !Array.isArray(parsed.data)) throw invalidResponse('no data array');
-  const data = (parsed.data as unknown[]).map((item, position) => (isRecord(item) ? { ...item, object: 'embedding', index: typeof item.index === 'number' ? item.index : position } : item));
+  const data = (parsed.data as unknown[]).map((item, position) =>
+    isRecord(item) ? { ...item, object: 'embedding', index: typeof item.index === 'number' ? item.index : position } : item,
+  );
   const response: unknown = { ...parsed, object: 'list', model: typeof parsed.model === 'string' ? parsed.model : target.upstreamModel, data };
   if (!embeddingsChecker.Check(response)) {
     const first = embeddingsChecker.Errors(response).First();

@@ -28,7 +28,12 @@ export function inputTokens(items: ReadonlyArray<string | number[]>): number {
 }
 
 /** OpenAI's answer for vectors made by the gateway or translated from another provider's. */
-export function embeddingsResponse(vectors: ReadonlyArray<readonly number[]>, request: EmbeddingsRequest, model: string, promptTokens: number | null): EmbeddingsResponse {
+export function embeddingsResponse(
+  vectors: ReadonlyArray<readonly number[]>,
+  request: EmbeddingsRequest,
+  model: string,
+  promptTokens: number | null,
+): EmbeddingsResponse {
   const response: EmbeddingsResponse = {
     object: 'list',
     data: vectors.map((vector, index) => ({ object: 'embedding', index, embedding: encodeVector(vector, request.encoding_format) })),

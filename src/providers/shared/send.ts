@@ -39,7 +39,14 @@ export async function sendUpstream(http: UpstreamHttp, call: UpstreamCall, limit
   const signal = AbortSignal.any([limits.signal, deadline.signal]);
   let response: Dispatcher.ResponseData;
   try {
-    response = await request(call.url, { dispatcher: http.dispatcher, method: 'POST', headers: call.headers, body: call.body, signal, bodyTimeout: Math.min(http.bodyTimeoutMs, limits.timeoutMs) });
+    response = await request(call.url, {
+      dispatcher: http.dispatcher,
+      method: 'POST',
+      headers: call.headers,
+      body: call.body,
+      signal,
+      bodyTimeout: Math.min(http.bodyTimeoutMs, limits.timeoutMs),
+    });
   } catch (err) {
     if (deadline.signal.aborted && !limits.signal.aborted) {
       throw new UpstreamError('timeout', `Upstream did not answer within the ${limits.timeoutMs} ms left of the retry budget`, { cause: err });
@@ -76,7 +83,11 @@ export async function readJsonBody(body: ResponseBody, signal: AbortSignal): Pro
  * classified UpstreamError, and the body is destroyed at the end, so a consumer that stops
  * early does not leave the upstream generating tokens into a pooled socket.
  */
-export async function* translateBody<T>(body: ResponseBody, signal: AbortSignal, translate: (source: AsyncIterable<Uint8Array>) => AsyncGenerator<T>): AsyncGenerator<T> {
+export async function* translateBody<T>(
+  body: ResponseBody,
+  signal: AbortSignal,
+  translate: (source: AsyncIterable<Uint8Array>) => AsyncGenerator<T>,
+): AsyncGenerator<T> {
   try {
     yield* translate(body as AsyncIterable<Uint8Array>);
   } catch (err) {

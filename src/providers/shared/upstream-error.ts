@@ -46,13 +46,7 @@ export interface UpstreamErrorOptions {
   cause?: unknown;
 }
 
-const RETRYABLE_KINDS: ReadonlySet<UpstreamFailureKind> = new Set([
-  'connect',
-  'timeout',
-  'rate_limited',
-  'server_error',
-  'broken_stream',
-]);
+const RETRYABLE_KINDS: ReadonlySet<UpstreamFailureKind> = new Set(['connect', 'timeout', 'rate_limited', 'server_error', 'broken_stream']);
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 const CONNECT_CODES = new Set([

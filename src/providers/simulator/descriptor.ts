@@ -7,7 +7,9 @@ export const SimulatorOptionsSchema = Type.Object(
     latency_ms: Type.Optional(Type.Integer({ minimum: 0, description: 'Delay before the first token.' })),
     tokens_per_second: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Streaming rate; absent means as fast as possible.' })),
     completion_tokens: Type.Optional(Type.Integer({ minimum: 1, description: 'Length of the answer when max_tokens does not cap it.' })),
-    dimensions: Type.Optional(Type.Integer({ minimum: 1, maximum: 8192, description: "An embeddings model's vector length when the request names none (default 256)." })),
+    dimensions: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 8192, description: "An embeddings model's vector length when the request names none (default 256)." }),
+    ),
     fault: Type.Optional(
       Type.Object(
         {

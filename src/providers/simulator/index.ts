@@ -40,7 +40,11 @@ export function createSimulatorAdapter(adapterOptions: SimulatorAdapterOptions =
   const random = adapterOptions.random ?? Math.random;
   const hangTimeoutMs = adapterOptions.hangTimeoutMs ?? DEFAULT_HANG_TIMEOUT_MS;
 
-  async function beforeFirstToken(plan: Pick<Plan, 'options' | 'fault'>, request: Pick<SimulatorRequest, 'signal' | 'timeoutMs'>, streaming: boolean): Promise<void> {
+  async function beforeFirstToken(
+    plan: Pick<Plan, 'options' | 'fault'>,
+    request: Pick<SimulatorRequest, 'signal' | 'timeoutMs'>,
+    streaming: boolean,
+  ): Promise<void> {
     const { signal } = request;
     await pause(plan.options.latency_ms ?? 0, signal);
     const fault = plan.fault;
@@ -89,7 +93,12 @@ export function createSimulatorAdapter(adapterOptions: SimulatorAdapterOptions =
     await beforeFirstToken({ options, fault: rollFault(options.fault, random) }, request, false);
     const items = inputItems(request.body.input);
     const dimensions = request.body.dimensions ?? options.dimensions ?? DEFAULT_DIMENSIONS;
-    return embeddingsResponse(items.map((item) => simulatedVector(item, dimensions)), request.body, request.target.upstreamModel, inputTokens(items));
+    return embeddingsResponse(
+      items.map((item) => simulatedVector(item, dimensions)),
+      request.body,
+      request.target.upstreamModel,
+      inputTokens(items),
+    );
   }
 
   return { complete, stream, embed };

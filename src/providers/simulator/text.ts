@@ -4,9 +4,38 @@ import { mulberry32 } from './prng.ts';
 // Common English words that o200k encodes as one token each (with their leading space), so that
 // the generated piece count is the completion token count.
 const VOCABULARY = [
-  'the', 'gateway', 'routes', 'each', 'request', 'to', 'a', 'model', 'and', 'returns', 'tokens', 'in',
-  'order', 'while', 'workers', 'stream', 'data', 'from', 'one', 'server', 'that', 'makes', 'every', 'answer',
-  'simple', 'fast', 'with', 'clear', 'text', 'for', 'all', 'users',
+  'the',
+  'gateway',
+  'routes',
+  'each',
+  'request',
+  'to',
+  'a',
+  'model',
+  'and',
+  'returns',
+  'tokens',
+  'in',
+  'order',
+  'while',
+  'workers',
+  'stream',
+  'data',
+  'from',
+  'one',
+  'server',
+  'that',
+  'makes',
+  'every',
+  'answer',
+  'simple',
+  'fast',
+  'with',
+  'clear',
+  'text',
+  'for',
+  'all',
+  'users',
 ] as const;
 
 /** A 32-bit seed from a value, such as a request's messages (FNV-1a over its JSON). */
@@ -30,4 +59,3 @@ export function generatePieces(seed: number, count: number): string[] {
   }
   return pieces;
 }
-

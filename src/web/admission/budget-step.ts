@@ -9,7 +9,9 @@ import type { CatalogModel } from '../../domain/catalog/schema.ts';
  * model's largest) × output price, for the dearest candidate, since any of them may answer.
  */
 export function estimateCostMicros(candidates: readonly CatalogModel[], promptTokens: number, maxOutputTokens: number | null): number {
-  return Math.max(...candidates.map((model) => costMicros(model, { prompt_tokens: promptTokens, completion_tokens: maxOutputTokens ?? model.max_output_tokens })));
+  return Math.max(
+    ...candidates.map((model) => costMicros(model, { prompt_tokens: promptTokens, completion_tokens: maxOutputTokens ?? model.max_output_tokens })),
+  );
 }
 
 const WINDOW_NAMES = { hour: 'hourly', day: 'daily', month: 'monthly' } as const;
@@ -19,9 +21,19 @@ function money(micros: number): string {
 }
 
 /** The reservation of one request: the policies that apply (the tenant's, and its feature's), credit, the queue cap. */
-export function reservationOf(settings: TenantSettings, request: { tenantId: string; requestId: string; feature: string | null; estimateMicros: number; maxQueued: number }): ReserveRequest {
+export function reservationOf(
+  settings: TenantSettings,
+  request: { tenantId: string; requestId: string; feature: string | null; estimateMicros: number; maxQueued: number },
+): ReserveRequest {
   const policies = settings.policies.filter((policy) => policy.feature === null || policy.feature === request.feature);
-  return { tenantId: request.tenantId, requestId: request.requestId, estimateMicros: request.estimateMicros, policies, credit: settings.creditEnforced, maxQueued: request.maxQueued };
+  return {
+    tenantId: request.tenantId,
+    requestId: request.requestId,
+    estimateMicros: request.estimateMicros,
+    policies,
+    credit: settings.creditEnforced,
+    maxQueued: request.maxQueued,
+  };
 }
 
 /**
@@ -31,10 +43,14 @@ export function reservationOf(settings: TenantSettings, request: { tenantId: str
 export function reservationError(refusal: ReserveRefusal, estimateMicros: number): InsufficientCreditsError | RateLimitExceededError {
   if (refusal.reason === 'budget') {
     const scope = refusal.policy.feature === null ? '' : ` for feature '${refusal.policy.feature}'`;
-    return new InsufficientCreditsError(`The ${WINDOW_NAMES[refusal.policy.window]} budget${scope} of ${money(refusal.policy.limitMicros)} is exhausted; it resets at ${refusal.resetsAt.toISOString()}.`);
+    return new InsufficientCreditsError(
+      `The ${WINDOW_NAMES[refusal.policy.window]} budget${scope} of ${money(refusal.policy.limitMicros)} is exhausted; it resets at ${refusal.resetsAt.toISOString()}.`,
+    );
   }
   if (refusal.reason === 'credit') {
-    return new InsufficientCreditsError(`The credit balance (${money(refusal.balanceMicros)}) cannot cover this request (estimated ${money(estimateMicros)}); add credits to continue.`);
+    return new InsufficientCreditsError(
+      `The credit balance (${money(refusal.balanceMicros)}) cannot cover this request (estimated ${money(estimateMicros)}); add credits to continue.`,
+    );
   }
   return new RateLimitExceededError(`this tenant already has ${refusal.queued} requests queued or running`, 1);
 }

@@ -19,7 +19,13 @@ export interface RequestContext {
 export type UnaddressedJob = Omit<JobCommon, 'replyChannel'> & JobPayloadBase;
 
 /** The job for one validated, resolved, admitted request. */
-export function buildJob(requestId: string, principal: Principal, payload: JobPayloadBase, plan: RequestPlan<unknown>, context: RequestContext): UnaddressedJob {
+export function buildJob(
+  requestId: string,
+  principal: Principal,
+  payload: JobPayloadBase,
+  plan: RequestPlan<unknown>,
+  context: RequestContext,
+): UnaddressedJob {
   const job: UnaddressedJob = {
     ...payload,
     requestId,

@@ -18,7 +18,18 @@ import { applyPiiPolicy, auditPii } from './pii-step.ts';
 import type { AuditSink } from '../../domain/audit/audit-event.ts';
 import { PiiDetectedError } from '../../errors/gateway-error.ts';
 import { carrierOf } from '../../infra/tracing/trace-carrier.ts';
-import { ATTR_GATEWAY_ADMISSION, ATTR_GATEWAY_PII_CATEGORIES, ATTR_GATEWAY_PII_MODE, ATTR_GATEWAY_QUEUED, ATTR_GATEWAY_REQUESTED_MODEL, ATTR_GATEWAY_STREAM, EVENT_ADMITTED, EVENT_ENQUEUED, EVENT_PII_SCREENED, EVENT_RESOLVED } from '../../infra/tracing/gateway-attributes.ts';
+import {
+  ATTR_GATEWAY_ADMISSION,
+  ATTR_GATEWAY_PII_CATEGORIES,
+  ATTR_GATEWAY_PII_MODE,
+  ATTR_GATEWAY_QUEUED,
+  ATTR_GATEWAY_REQUESTED_MODEL,
+  ATTR_GATEWAY_STREAM,
+  EVENT_ADMITTED,
+  EVENT_ENQUEUED,
+  EVENT_PII_SCREENED,
+  EVENT_RESOLVED,
+} from '../../infra/tracing/gateway-attributes.ts';
 import type { WebMetrics } from '../../infra/metrics/web-metrics.ts';
 
 /** Queues a request's job, addressed to this process's reply channel, and returns its events. */
@@ -90,22 +101,48 @@ export async function handleRequest(ports: RequestPorts, operation: Operation, r
   const pii = screenPii(ports, request, settings.pii, operation, plan.body);
   span?.addEvent(EVENT_PII_SCREENED, { [ATTR_GATEWAY_PII_MODE]: settings.pii.mode, [ATTR_GATEWAY_PII_CATEGORIES]: pii.categories });
   const estimateMicros = estimateCostMicros(plan.candidates, promptTokens, plan.maxOutputTokens);
-  const admission = await admitRequest(ports.admission, {
-    principal,
-    tokens: promptTokens + (plan.maxOutputTokens ?? 0),
-    limits: limitsOf(settings.plan, ports.defaults.rateLimits),
-    idempotencyKey,
-    fingerprint: { path: operation.path, body },
-    reservation: reservationOf(settings, { tenantId: principal.tenantId, requestId: request.id, feature, estimateMicros, maxQueued: settings.plan?.maxQueued ?? ports.defaults.maxQueued }),
-  }, reply);
-  span?.addEvent(EVENT_ADMITTED, { [ATTR_GATEWAY_ADMISSION]: admission.action, [ATTR_GATEWAY_QUEUED]: admission.action === 'run' ? admission.queued : undefined });
+  const admission = await admitRequest(
+    ports.admission,
+    {
+      principal,
+      tokens: promptTokens + (plan.maxOutputTokens ?? 0),
+      limits: limitsOf(settings.plan, ports.defaults.rateLimits),
+      idempotencyKey,
+      fingerprint: { path: operation.path, body },
+      reservation: reservationOf(settings, {
+        tenantId: principal.tenantId,
+        requestId: request.id,
+        feature,
+        estimateMicros,
+        maxQueued: settings.plan?.maxQueued ?? ports.defaults.maxQueued,
+      }),
+    },
+    reply,
+  );
+  span?.addEvent(EVENT_ADMITTED, {
+    [ATTR_GATEWAY_ADMISSION]: admission.action,
+    [ATTR_GATEWAY_QUEUED]: admission.action === 'run' ? admission.queued : undefined,
+  });
   auditPii(ports.audit, request, settings.pii.mode, pii.categories);
   if (admission.action === 'relay') {
     reply.header('idempotent-replayed', 'true');
-    return relay(request, reply, ports.follow(principal.tenantId, admission.requestId, lastEventId, admission.finished), plan.stream, operation.web.framing, ports);
+    return relay(
+      request,
+      reply,
+      ports.follow(principal.tenantId, admission.requestId, lastEventId, admission.finished),
+      plan.stream,
+      operation.web.framing,
+      ports,
+    );
   }
   const { taken } = admission;
-  const job = buildJob(request.id, principal, { operation: operation.name, ...operation.web.jobPayload(pii.body, plan) }, plan, { feature, piiFlags: pii.categories, idempotencyKey: taken.claimKey, budgetKeys: taken.budgetKeys, traceContext: span ? carrierOf(span) : undefined });
+  const job = buildJob(request.id, principal, { operation: operation.name, ...operation.web.jobPayload(pii.body, plan) }, plan, {
+    feature,
+    piiFlags: pii.categories,
+    idempotencyKey: taken.claimKey,
+    budgetKeys: taken.budgetKeys,
+    traceContext: span ? carrierOf(span) : undefined,
+  });
   const abandon = () => void ports.admission.giveBack(taken);
   let dispatch: Dispatch;
   try {

@@ -14,6 +14,7 @@ export function readIdempotencyKey(header: string | string[] | undefined): strin
 /** The `Last-Event-ID` of a resuming SSE client: events after it are sent. */
 export function readLastEventId(header: string | string[] | undefined): number {
   if (header === undefined) return 0;
-  if (typeof header !== 'string' || !/^\d{1,15}$/.test(header)) throw new InvalidValueError('Last-Event-ID', 'Last-Event-ID must be the id of an event this gateway sent.');
+  if (typeof header !== 'string' || !/^\d{1,15}$/.test(header))
+    throw new InvalidValueError('Last-Event-ID', 'Last-Event-ID must be the id of an event this gateway sent.');
   return Number(header);
 }

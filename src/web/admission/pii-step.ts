@@ -64,6 +64,13 @@ export function applyPiiPolicy<Body>(policy: PiiPolicy, body: Body, mapTexts: Ma
 export function auditPii(audit: AuditSink, request: FastifyRequest, mode: PiiPolicy['mode'], categories: string[]): void {
   if (categories.length === 0) return;
   const outcome = mode === 'block' ? 'blocked' : mode === 'mask' ? 'success' : 'flagged';
-  const event = auditEvent({ tenantId: request.principal.tenantId, actor: request.principal.keyId, action: `pii.${mode === 'block' ? 'blocked' : mode === 'mask' ? 'masked' : 'flagged'}`, outcome, requestId: request.id, details: { categories } });
+  const event = auditEvent({
+    tenantId: request.principal.tenantId,
+    actor: request.principal.keyId,
+    action: `pii.${mode === 'block' ? 'blocked' : mode === 'mask' ? 'masked' : 'flagged'}`,
+    outcome,
+    requestId: request.id,
+    details: { categories },
+  });
   audit(event).catch((error: unknown) => request.log.error({ err: error }, 'recording a PII event in the audit log failed'));
 }

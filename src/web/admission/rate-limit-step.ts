@@ -21,8 +21,14 @@ function limit(value: number | null | undefined, fallback: number): number {
 /** The tenant's and the key's limits: the plan's, else the configured defaults (0 in either: no limit). */
 export function limitsOf(plan: TenantPlan | null, defaults: TenantLimits): TenantLimits {
   return {
-    tenant: { requestsPerMinute: limit(plan?.requestsPerMinute, defaults.tenant.requestsPerMinute), tokensPerMinute: limit(plan?.tokensPerMinute, defaults.tenant.tokensPerMinute) },
-    key: { requestsPerMinute: limit(plan?.keyRequestsPerMinute, defaults.key.requestsPerMinute), tokensPerMinute: limit(plan?.keyTokensPerMinute, defaults.key.tokensPerMinute) },
+    tenant: {
+      requestsPerMinute: limit(plan?.requestsPerMinute, defaults.tenant.requestsPerMinute),
+      tokensPerMinute: limit(plan?.tokensPerMinute, defaults.tenant.tokensPerMinute),
+    },
+    key: {
+      requestsPerMinute: limit(plan?.keyRequestsPerMinute, defaults.key.requestsPerMinute),
+      tokensPerMinute: limit(plan?.keyTokensPerMinute, defaults.key.tokensPerMinute),
+    },
   };
 }
 
@@ -37,5 +43,8 @@ export function rateCheckOf(principal: Principal, tokens: number, limits: Tenant
 export function rateLimitError(limits: TenantLimits, refusal: RateRefusal): RateLimitExceededError {
   const allowance = refusal.scope === 'key' ? limits.key : limits.tenant;
   const perMinute = refusal.dimension === 'requests' ? allowance.requestsPerMinute : allowance.tokensPerMinute;
-  return new RateLimitExceededError(`${perMinute} ${refusal.dimension} per minute for this ${refusal.scope === 'key' ? 'API key' : 'tenant'}`, refusal.retryAfterSeconds);
+  return new RateLimitExceededError(
+    `${perMinute} ${refusal.dimension} per minute for this ${refusal.scope === 'key' ? 'API key' : 'tenant'}`,
+    refusal.retryAfterSeconds,
+  );
 }

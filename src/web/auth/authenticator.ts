@@ -32,13 +32,18 @@ export class Authenticator {
     if (token.startsWith(API_KEY_SECRET_PREFIX)) {
       const principal = await this.#keys.authenticate(header);
       if (await this.#tenants.isDisabled(principal.tenantId)) {
-        throw new InvalidApiKeyError(`The API key's tenant '${principal.tenantId}' is disabled.`, { tenantId: principal.tenantId, keyId: principal.keyId, reason: 'tenant_disabled' });
+        throw new InvalidApiKeyError(`The API key's tenant '${principal.tenantId}' is disabled.`, {
+          tenantId: principal.tenantId,
+          keyId: principal.keyId,
+          reason: 'tenant_disabled',
+        });
       }
       return principal;
     }
     if (this.#jwt && looksLikeJwt(token)) {
       const principal = await this.#jwt.verify(token);
-      if (await this.#tenants.isDisabled(principal.tenantId)) throw new InvalidTokenError('tenant_disabled', `The token's tenant '${principal.tenantId}' is disabled.`);
+      if (await this.#tenants.isDisabled(principal.tenantId))
+        throw new InvalidTokenError('tenant_disabled', `The token's tenant '${principal.tenantId}' is disabled.`);
       return principal;
     }
     throw new InvalidApiKeyError();

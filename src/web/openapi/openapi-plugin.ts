@@ -43,7 +43,10 @@ a route, any path may also be answered 400 \`malformed_request\`, 404 \`not_foun
 408 \`request_timeout\`, 414 \`uri_too_long\` or 431 \`headers_too_large\`, with the envelope.`;
 
 /** Merges a route's doc into the schema @fastify/swagger reads (body, querystring and params stay Fastify's own); undocumented routes are hidden. */
-function documented(docs: RouteDocs, { schema, url, route }: { schema: FastifySchema; url: string; route: RouteOptions }): { schema: FastifySchema; url: string } {
+function documented(
+  docs: RouteDocs,
+  { schema, url, route }: { schema: FastifySchema; url: string; route: RouteOptions },
+): { schema: FastifySchema; url: string } {
   const doc = typeof route.method === 'string' ? docs[`${route.method} ${url}`] : undefined;
   if (!doc) return { schema: { hide: true }, url };
   return {

@@ -26,7 +26,15 @@ function auditDenial(audit: AuditSink, request: FastifyRequest, permission: Perm
   const known = error instanceof InvalidApiKeyError ? error.knownKey : error instanceof PermissionDeniedError && principal ? principal : null;
   if (!known) return;
   const reason = 'reason' in known ? known.reason : 'role_not_allowed';
-  const event = auditEvent({ tenantId: known.tenantId, actor: known.keyId, action: 'auth.denied', target: permission, outcome: 'denied', requestId: request.id, details: { reason, method: request.method, path: request.routeOptions.url ?? request.url } });
+  const event = auditEvent({
+    tenantId: known.tenantId,
+    actor: known.keyId,
+    action: 'auth.denied',
+    target: permission,
+    outcome: 'denied',
+    requestId: request.id,
+    details: { reason, method: request.method, path: request.routeOptions.url ?? request.url },
+  });
   audit(event).catch((auditError: unknown) => request.log.error({ err: auditError }, 'recording a denial in the audit log failed'));
 }
 

@@ -64,7 +64,9 @@ function fromValidation(issue: ValidationIssue, context: string | undefined): Ga
   }
   const param = toParam(issue.instancePath);
   if (param === null) return new InvalidValueError(null, context === 'body' ? 'The request body must be a JSON object.' : `Invalid ${context ?? 'request'}.`);
-  const allowed = Array.isArray(params['allowedValues']) ? `: must be one of ${(params['allowedValues'] as unknown[]).join(', ')}` : ` ${issue.message ?? 'is invalid'}`;
+  const allowed = Array.isArray(params['allowedValues'])
+    ? `: must be one of ${(params['allowedValues'] as unknown[]).join(', ')}`
+    : ` ${issue.message ?? 'is invalid'}`;
   return new InvalidValueError(param, `Invalid value for '${param}'${allowed}.`);
 }
 
@@ -132,7 +134,12 @@ export function frameworkErrorHandler(maxParamLength: number) {
 export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Duplex): void {
   // A reset connection has no one left to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const mapped = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? new RequestTimeoutError() : error.code === 'HPE_HEADER_OVERFLOW' ? new HeadersTooLargeError() : new MalformedRequestError('The HTTP request is malformed.');
+  const mapped =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? new RequestTimeoutError()
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? new HeadersTooLargeError()
+        : new MalformedRequestError('The HTTP request is malformed.');
   const requestId = newRequestId();
   const body = JSON.stringify(toEnvelope(mapped, requestId));
   this.log.debug({ err: error, requestId }, 'client error');

@@ -37,7 +37,8 @@ export async function queueBoardPlugin(app: FastifyInstance, options: { queues: 
   app.addHook('onRoute', (route) => {
     route.config = { ...route.config, permission: 'queues.read', acceptsBasicAuth: true };
     // Bull Board decodes its `activeQueue` query itself; a malformed one is the request's fault, not a 500.
-    route.errorHandler = (error, request, reply) => gatewayErrors(error instanceof URIError ? new MalformedRequestError('The query string is not valid percent-encoding.') : error, request, reply);
+    route.errorHandler = (error, request, reply) =>
+      gatewayErrors(error instanceof URIError ? new MalformedRequestError('The query string is not valid percent-encoding.') : error, request, reply);
   });
   app.addHook('onSend', async (_request, reply, payload) => {
     if (reply.statusCode === 401) reply.header('www-authenticate', BASIC_CHALLENGE);
@@ -46,7 +47,11 @@ export async function queueBoardPlugin(app: FastifyInstance, options: { queues: 
   const server = new FastifyAdapter().setBasePath(QUEUE_BOARD_PREFIX);
   createBullBoard({
     queues: options.queues.map((queue, shard) => {
-      const adapter = new BullMQAdapter(queue, { readOnlyMode: true, prefix: `shard${shard}:`, description: `Queue shard ${shard} of ${options.queues.length} (Redis prefix ${queue.opts.prefix ?? 'bull'})` });
+      const adapter = new BullMQAdapter(queue, {
+        readOnlyMode: true,
+        prefix: `shard${shard}:`,
+        description: `Queue shard ${shard} of ${options.queues.length} (Redis prefix ${queue.opts.prefix ?? 'bull'})`,
+      });
       adapter.setFormatter('data', withoutBodies);
       return adapter;
     }),

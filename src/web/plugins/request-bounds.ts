@@ -56,7 +56,8 @@ export function boundsProblem(root: unknown, maxDepth: number, noNul: boolean): 
 function refuse(found: BoundsProblem, where: string): InvalidValueError {
   const param = found.path === '' ? null : found.path;
   const name = param ?? where;
-  if (found.problem === 'too_deep') return new InvalidValueError(param, `The value of '${name}' is nested deeper than ${MAX_JSON_DEPTH} levels of objects and arrays.`);
+  if (found.problem === 'too_deep')
+    return new InvalidValueError(param, `The value of '${name}' is nested deeper than ${MAX_JSON_DEPTH} levels of objects and arrays.`);
   return new InvalidValueError(param, `'${name}' holds a NUL character (\\u0000), which the gateway does not take here.`);
 }
 

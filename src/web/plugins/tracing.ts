@@ -2,9 +2,21 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, propagation, type Span } from '@opentelemetry/api';
-import { ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_URL_PATH, ATTR_URL_SCHEME } from '@opentelemetry/semantic-conventions';
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_HTTP_ROUTE,
+  ATTR_URL_PATH,
+  ATTR_URL_SCHEME,
+} from '@opentelemetry/semantic-conventions';
 import type { Tracing } from '../../infra/tracing/tracing.ts';
-import { ATTR_GATEWAY_CLIENT_DISCONNECTED, ATTR_GATEWAY_REQUEST_ID, ATTR_GATEWAY_TENANT_ID, EVENT_AUTHENTICATED } from '../../infra/tracing/gateway-attributes.ts';
+import {
+  ATTR_GATEWAY_CLIENT_DISCONNECTED,
+  ATTR_GATEWAY_REQUEST_ID,
+  ATTR_GATEWAY_TENANT_ID,
+  EVENT_AUTHENTICATED,
+} from '../../infra/tracing/gateway-attributes.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -14,7 +14,10 @@ export const healthDocs: RouteDocs = {
     description: 'The process is up. Needs no credential.',
     tags: ['Health'],
     credentials: 'none',
-    responses: { 200: json('The process is up.', HealthSchema), ...errors('openai', [400, 500, 503], { 503: 'The process is draining (`service_unavailable`).' }) },
+    responses: {
+      200: json('The process is up.', HealthSchema),
+      ...errors('openai', [400, 500, 503], { 503: 'The process is draining (`service_unavailable`).' }),
+    },
   },
   'GET /readyz': {
     operationId: 'getReadiness',
@@ -22,7 +25,12 @@ export const healthDocs: RouteDocs = {
     description: 'The state of each dependency (Redis, the store, the workers), without the reasons (the operations listener gives them). Needs no credential.',
     tags: ['Health'],
     credentials: 'none',
-    responses: { 200: json('Ready, or degraded.', ReadinessSchema), ...errors('openai', [400, 500, 503], { 503: 'A required dependency is down, or the process is draining (`service_unavailable`); the message names each state.' }) },
+    responses: {
+      200: json('Ready, or degraded.', ReadinessSchema),
+      ...errors('openai', [400, 500, 503], {
+        503: 'A required dependency is down, or the process is draining (`service_unavailable`); the message names each state.',
+      }),
+    },
   },
 };
 

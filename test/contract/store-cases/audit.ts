@@ -101,7 +101,10 @@ export function auditCases(store: StoreContext): void {
       auditInput(tenantId, { action: 'key.created', actor: 'key_2', createdAt: new Date(T0 + 2000) }),
       auditInput(tenantId, { action: 'auth.denied', actor: 'anonymous', createdAt: new Date(T0 + 3000) }),
     ]);
-    const list = (filter: object, limit = 10, beforeSeq: number | null = null) => audit().list({ tenantId, ...filter }, limit, beforeSeq).then(seqs);
+    const list = (filter: object, limit = 10, beforeSeq: number | null = null) =>
+      audit()
+        .list({ tenantId, ...filter }, limit, beforeSeq)
+        .then(seqs);
     expect(await list({})).toEqual([4, 3, 2, 1]);
     expect(await list({}, 2)).toEqual([4, 3]);
     expect(await list({}, 2, 3)).toEqual([2, 1]);
@@ -117,7 +120,12 @@ export function auditCases(store: StoreContext): void {
     const events = await audit().append(inputs(tenantId, 5));
     const victim = events[2] as AuditEvent;
     await store.tamper().editEvent(victim.id, { actor: 'key_innocent' });
-    expect(await audit().verify(tenantId)).toMatchObject({ ok: false, events: 3, brokenAt: { id: victim.id, seq: 3 }, reason: expect.stringContaining('edited') });
+    expect(await audit().verify(tenantId)).toMatchObject({
+      ok: false,
+      events: 3,
+      brokenAt: { id: victim.id, seq: 3 },
+      reason: expect.stringContaining('edited'),
+    });
     const other = `t-${uid()}`;
     const [, second] = await audit().append(inputs(other, 3));
     await store.tamper().editEvent(second?.id ?? '', { details: { role: 'admin' } });

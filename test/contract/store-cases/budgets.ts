@@ -97,7 +97,14 @@ export function budgetCases(store: StoreContext): void {
     const plan: TenantPlan = { tenantId, requestsPerMinute: 60, tokensPerMinute: null, keyRequestsPerMinute: 10, keyTokensPerMinute: null, maxQueued: 4 };
     expect(await budgets().setPlan(plan)).toEqual(plan);
     expect(await budgets().getPlan(tenantId)).toEqual(plan);
-    const changed: TenantPlan = { tenantId, requestsPerMinute: null, tokensPerMinute: 100_000, keyRequestsPerMinute: null, keyTokensPerMinute: 5_000, maxQueued: null };
+    const changed: TenantPlan = {
+      tenantId,
+      requestsPerMinute: null,
+      tokensPerMinute: 100_000,
+      keyRequestsPerMinute: null,
+      keyTokensPerMinute: 5_000,
+      maxQueued: null,
+    };
     expect(await budgets().setPlan(changed)).toEqual(changed);
     expect(await budgets().getPlan(tenantId)).toEqual(changed);
     expect(await budgets().getPlan(other)).toBeNull();
@@ -106,15 +113,17 @@ export function budgetCases(store: StoreContext): void {
   it("sums spend of one feature or all, since inclusive and until exclusive, never another tenant's", async () => {
     const [tenantId, other] = [`t-${uid()}`, `t-${uid()}`];
     const [since, until] = [new Date(HOUR_START), new Date(HOUR_START + 3_600_000)];
-    await store.repo().usage.insertMany([
-      spend(tenantId, 1, 'chat', HOUR_START - 1),
-      spend(tenantId, 10, 'chat', HOUR_START),
-      spend(tenantId, 100, 'search', HOUR_START + 5),
-      spend(tenantId, 1_000, null, HOUR_START + 10),
-      spend(tenantId, 4_000_000_000_000, 'chat', until.getTime() - 1),
-      spend(tenantId, 10_000, 'chat', until.getTime()),
-      spend(other, 100_000, 'chat', HOUR_START + 1),
-    ]);
+    await store
+      .repo()
+      .usage.insertMany([
+        spend(tenantId, 1, 'chat', HOUR_START - 1),
+        spend(tenantId, 10, 'chat', HOUR_START),
+        spend(tenantId, 100, 'search', HOUR_START + 5),
+        spend(tenantId, 1_000, null, HOUR_START + 10),
+        spend(tenantId, 4_000_000_000_000, 'chat', until.getTime() - 1),
+        spend(tenantId, 10_000, 'chat', until.getTime()),
+        spend(other, 100_000, 'chat', HOUR_START + 1),
+      ]);
     const spent = (feature: string | null) => store.repo().usage.spentMicros(tenantId, feature, since, until);
     expect(await spent(null)).toBe(4_000_000_001_110);
     expect(await spent('chat')).toBe(4_000_000_000_010);

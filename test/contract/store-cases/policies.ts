@@ -9,7 +9,11 @@ export function policyCases(store: StoreContext): void {
   it('has no PII policy until one is set, then replaces it', async () => {
     const tenantId = `t-${uid()}`;
     expect(await policies().getPii(tenantId)).toBeNull();
-    expect(await policies().setPii({ tenantId, mode: 'block', critical: ['email', 'payment_card'] })).toEqual({ tenantId, mode: 'block', critical: ['email', 'payment_card'] });
+    expect(await policies().setPii({ tenantId, mode: 'block', critical: ['email', 'payment_card'] })).toEqual({
+      tenantId,
+      mode: 'block',
+      critical: ['email', 'payment_card'],
+    });
     await policies().setPii({ tenantId, mode: 'mask', critical: [] });
     expect(await policies().getPii(tenantId)).toEqual({ tenantId, mode: 'mask', critical: [] });
   });

@@ -9,7 +9,10 @@ export function promptCases(store: StoreContext): void {
     store.repo().prompts.createVersion({
       tenantId,
       name,
-      messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content }],
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content },
+      ],
       model: 'fast',
       parameters: { temperature: 0.2, max_tokens: 64, stop: ['\n'], nested: { a: null } },
       variables: ['name'],
@@ -25,7 +28,10 @@ export function promptCases(store: StoreContext): void {
       tenantId,
       name,
       version: 1,
-      messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hello {{name}}' }],
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Hello {{name}}' },
+      ],
       model: 'fast',
       parameters: { temperature: 0.2, max_tokens: 64, stop: ['\n'], nested: { a: null } },
       variables: ['name'],
@@ -37,7 +43,16 @@ export function promptCases(store: StoreContext): void {
 
   it('keeps empty parameters and variables as given', async () => {
     const [tenantId, name] = [`t-${uid()}`, `plain-${uid()}`];
-    const input = { tenantId, name, messages: [{ role: 'user', content: 'Hi' }], model: 'fast', parameters: {}, variables: [], createdBy: 'cli', activate: false };
+    const input = {
+      tenantId,
+      name,
+      messages: [{ role: 'user', content: 'Hi' }],
+      model: 'fast',
+      parameters: {},
+      variables: [],
+      createdBy: 'cli',
+      activate: false,
+    };
     await store.repo().prompts.createVersion(input);
     expect(await store.repo().prompts.getActive(tenantId, name)).toMatchObject({ parameters: {}, variables: [], messages: input.messages });
   });

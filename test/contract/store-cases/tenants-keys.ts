@@ -135,7 +135,7 @@ export function tenantAndKeyCases(store: StoreContext, kind: Repository['kind'])
     expect(await repo().apiKeys.revoke(key.id)).toEqual({ ...created, revokedAt: expect.any(Date) });
   });
 
-  it("gets a key only within its own tenant, revoked or not", async () => {
+  it('gets a key only within its own tenant, revoked or not', async () => {
     const [owner, other] = [await newTenant(), await newTenant()];
     const key = await newKey(owner.id);
     expect(await repo().apiKeys.get(owner.id, key.id)).toEqual(key);

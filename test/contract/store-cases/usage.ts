@@ -56,7 +56,18 @@ export function usageCases(store: StoreContext): void {
   it('round-trips a record exactly, nulls and all', async () => {
     const tenantId = `t-${uid()}`;
     const full = usageRecord(tenantId);
-    const sparse = usageRecord(tenantId, { feature: null, promptName: null, promptVersion: null, ttftMs: null, errorCode: 'upstream_error', status: 'failed', usageSource: 'estimated', stream: false, piiFlags: [], createdAt: new Date(DAY_1 + 1_234) });
+    const sparse = usageRecord(tenantId, {
+      feature: null,
+      promptName: null,
+      promptVersion: null,
+      ttftMs: null,
+      errorCode: 'upstream_error',
+      status: 'failed',
+      usageSource: 'estimated',
+      stream: false,
+      piiFlags: [],
+      createdAt: new Date(DAY_1 + 1_234),
+    });
     expect(await store.repo().usage.insertMany([full, sparse])).toBe(2);
     expect(await store.repo().usage.list(wholeRange(tenantId), 10, null)).toEqual([full, sparse]);
   });
@@ -92,7 +103,11 @@ export function usageCases(store: StoreContext): void {
     const other = usageRecord(tenantId, { model: 'smart', keyId: 'key_b' });
     await store.repo().usage.insertMany([smart, fast, other]);
     const range = wholeRange(tenantId);
-    const list = (filter: Partial<UsageFilter>) => store.repo().usage.list({ ...range, ...filter }, 10, null).then((r) => ids(r).sort());
+    const list = (filter: Partial<UsageFilter>) =>
+      store
+        .repo()
+        .usage.list({ ...range, ...filter }, 10, null)
+        .then((r) => ids(r).sort());
     expect(await list({ model: 'smart' })).toEqual(ids([smart, other]).sort());
     expect(await list({ model: 'fast' })).toEqual([fast.requestId]);
     expect(await list({ feature: 'search' })).toEqual([smart.requestId]);
@@ -121,14 +136,41 @@ export function usageCases(store: StoreContext): void {
     const lateDay1 = new Date(DAY_2 - 1);
     await store.repo().usage.insertMany([
       usageRecord(tenantId, { model: 'smart', feature: 'search', promptTokens: 1, completionTokens: 2, totalTokens: 3, costMicros: 10, createdAt: lateDay1 }),
-      usageRecord(tenantId, { model: 'fast', feature: null, promptTokens: 10, completionTokens: 20, totalTokens: 30, costMicros: 100, createdAt: new Date(DAY_2) }),
-      usageRecord(tenantId, { model: 'fast', feature: 'chat', promptTokens: 100, completionTokens: 200, totalTokens: 300, costMicros: 9_000_000_000_000, createdAt: new Date(DAY_2 + 5) }),
+      usageRecord(tenantId, {
+        model: 'fast',
+        feature: null,
+        promptTokens: 10,
+        completionTokens: 20,
+        totalTokens: 30,
+        costMicros: 100,
+        createdAt: new Date(DAY_2),
+      }),
+      usageRecord(tenantId, {
+        model: 'fast',
+        feature: 'chat',
+        promptTokens: 100,
+        completionTokens: 200,
+        totalTokens: 300,
+        costMicros: 9_000_000_000_000,
+        createdAt: new Date(DAY_2 + 5),
+      }),
     ]);
-    const group = (key: string | null, requests: number, p: number, c: number, t: number, cost: number) => ({ key, requests, promptTokens: p, completionTokens: c, totalTokens: t, costMicros: cost });
+    const group = (key: string | null, requests: number, p: number, c: number, t: number, cost: number) => ({
+      key,
+      requests,
+      promptTokens: p,
+      completionTokens: c,
+      totalTokens: t,
+      costMicros: cost,
+    });
     const range = wholeRange(tenantId);
     expect(await store.repo().usage.sum(range, 'day')).toEqual([group('2025-03-10', 1, 1, 2, 3, 10), group('2025-03-11', 2, 110, 220, 330, 9_000_000_000_100)]);
     expect(await store.repo().usage.sum(range, 'model')).toEqual([group('fast', 2, 110, 220, 330, 9_000_000_000_100), group('smart', 1, 1, 2, 3, 10)]);
-    expect(await store.repo().usage.sum(range, 'feature')).toEqual([group(null, 1, 10, 20, 30, 100), group('chat', 1, 100, 200, 300, 9_000_000_000_000), group('search', 1, 1, 2, 3, 10)]);
+    expect(await store.repo().usage.sum(range, 'feature')).toEqual([
+      group(null, 1, 10, 20, 30, 100),
+      group('chat', 1, 100, 200, 300, 9_000_000_000_000),
+      group('search', 1, 1, 2, 3, 10),
+    ]);
     expect(await store.repo().usage.sum({ ...range, model: 'fast', since: new Date(DAY_2) }, 'feature')).toHaveLength(2);
     expect(await store.repo().usage.sum({ ...range, model: 'none' }, 'day')).toEqual([]);
   });

@@ -4,12 +4,7 @@ import { ApiKeyAuthenticator } from '../../../src/web/auth/api-key-authenticator
 import { generateApiKey } from '../../../src/domain/access/api-key-secret.ts';
 import { createPostgresRepository } from '../../../src/infra/store/postgres/adapter.ts';
 import type { Repository, Role } from '../../../src/infra/store/repository.ts';
-import {
-  GatewayError,
-  InvalidApiKeyError,
-  MissingApiKeyError,
-  ServiceUnavailableError,
-} from '../../../src/errors/gateway-error.ts';
+import { GatewayError, InvalidApiKeyError, MissingApiKeyError, ServiceUnavailableError } from '../../../src/errors/gateway-error.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.ts';
 
 const TTL_MS = 5_000;

@@ -27,7 +27,10 @@ afterEach(async () => {
 });
 
 async function reachable(url: string): Promise<boolean> {
-  return fetch(url).then(() => true, () => false);
+  return fetch(url).then(
+    () => true,
+    () => false,
+  );
 }
 
 function env(overrides: Record<string, string> = {}): Env {
@@ -53,7 +56,10 @@ function verifierWithClock(overrides: Record<string, string> = {}): { verifier: 
 
 /** The rejection of `promise`; fails the test unless it is one of the two errors the verifier may throw (never a 500). */
 async function rejection(promise: Promise<unknown>): Promise<InvalidTokenError | JwksUnavailableError> {
-  const error = await promise.then(() => new Error('expected a rejection'), (thrown: unknown) => thrown);
+  const error = await promise.then(
+    () => new Error('expected a rejection'),
+    (thrown: unknown) => thrown,
+  );
   if (!(error instanceof InvalidTokenError) && !(error instanceof JwksUnavailableError)) throw error;
   return error;
 }
@@ -62,7 +68,10 @@ async function expect401(verifier: JwtVerifier, token: string, reason: InvalidTo
   const error = await rejection(verifier.verify(token));
   expect(error).toBeInstanceOf(InvalidTokenError);
   expect({ status: error.status, type: error.type, code: error.code, reason: (error as InvalidTokenError).reason }).toEqual({
-    status: 401, type: 'authentication_error', code: 'invalid_token', reason,
+    status: 401,
+    type: 'authentication_error',
+    code: 'invalid_token',
+    reason,
   });
   expect(error.message).not.toContain(token.split('.')[1] ?? token);
 }
@@ -226,7 +235,9 @@ describe('JwtVerifier: unknown kids', () => {
 
   it('concurrent verifications on a cold cache share one fetch', async () => {
     const { verifier } = verifierWithClock();
-    const tokens = await Promise.all(Array.from({ length: 20 }, (_, i) => idp.sign(idp.claims({ sub: `u${i}` }), { alg: (['RS256', 'ES256', 'EdDSA'] as const)[i % 3] })));
+    const tokens = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => idp.sign(idp.claims({ sub: `u${i}` }), { alg: (['RS256', 'ES256', 'EdDSA'] as const)[i % 3] })),
+    );
     const before = idp.fetchCount();
     const principals = await Promise.all(tokens.map((token) => verifier.verify(token)));
     expect(principals.map((p) => p.keyId)).toEqual(tokens.map((_, i) => `jwt:u${i}`));

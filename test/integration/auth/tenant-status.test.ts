@@ -39,7 +39,10 @@ function counted(): { tenants: TenantRepository; calls: () => number } {
 }
 
 async function rejection(promise: Promise<unknown>): Promise<GatewayError> {
-  const error = await promise.then(() => new Error('expected a rejection'), (thrown: unknown) => thrown);
+  const error = await promise.then(
+    () => new Error('expected a rejection'),
+    (thrown: unknown) => thrown,
+  );
   expect(error).toBeInstanceOf(GatewayError);
   return error as GatewayError;
 }

@@ -58,10 +58,21 @@ function policy(id: string, window: BudgetWindow, limitMicros: number, feature: 
   return { id, tenantId: tenant, feature, window, limitMicros, createdAt: new Date(0) };
 }
 
-function reserve(estimateMicros: number, policies: BudgetPolicy[], options: { credit?: boolean; maxQueued?: number; on?: BudgetLedger; requestId?: string } = {}) {
+function reserve(
+  estimateMicros: number,
+  policies: BudgetPolicy[],
+  options: { credit?: boolean; maxQueued?: number; on?: BudgetLedger; requestId?: string } = {},
+) {
   requests += 1;
   const requestId = options.requestId ?? `req_${requests}`;
-  return (options.on ?? ledger).reserve({ tenantId: tenant, requestId, estimateMicros, policies, credit: options.credit ?? false, maxQueued: options.maxQueued ?? Infinity });
+  return (options.on ?? ledger).reserve({
+    tenantId: tenant,
+    requestId,
+    estimateMicros,
+    policies,
+    credit: options.credit ?? false,
+    maxQueued: options.maxQueued ?? Infinity,
+  });
 }
 
 /** Reserves and returns what settle needs; fails the test when refused. */
@@ -180,7 +191,14 @@ describe('settle', () => {
 
   it('settlementKeys names the keys a reservation returns, so one whose reply was lost can be released', async () => {
     spend.toppedUp = 1_000;
-    const input = { tenantId: tenant, requestId: 'req_lost', estimateMicros: 300, policies: [policy('p-day', 'day', 1_000), policy('p-month', 'month', 5_000)], credit: true, maxQueued: Infinity };
+    const input = {
+      tenantId: tenant,
+      requestId: 'req_lost',
+      estimateMicros: 300,
+      policies: [policy('p-day', 'day', 1_000), policy('p-month', 'month', 5_000)],
+      credit: true,
+      maxQueued: Infinity,
+    };
     const outcome = await ledger.reserve(input);
     expect(outcome).toMatchObject({ ok: true, keys: ledger.settlementKeys(input) });
     expect(await ledger.settle(tenant, 'req_lost', ledger.settlementKeys(input), 0)).toBe('settled');

@@ -92,7 +92,11 @@ describe('ReplyChannel', () => {
   it('(a) delivers published events in order, exactly once, with their payloads', async () => {
     const request = newRequest();
     reply.open(TENANT, request.id, request.sink);
-    await publish(reply, request.id, [[1, 'chunk'], [2, 'chunk'], [3, 'chunk']]);
+    await publish(reply, request.id, [
+      [1, 'chunk'],
+      [2, 'chunk'],
+      [3, 'chunk'],
+    ]);
     await publish(reply, request.id, [[4, 'chunk']]);
     await publish(reply, request.id, [[5, 'done']]);
     await waitFor(() => request.received.length >= 5);
@@ -142,7 +146,10 @@ describe('ReplyChannel', () => {
   it('(d) delivers an event published twice only once', async () => {
     const request = newRequest();
     reply.open(TENANT, request.id, request.sink);
-    await publish(reply, request.id, [[1, 'chunk'], [2, 'chunk']]);
+    await publish(reply, request.id, [
+      [1, 'chunk'],
+      [2, 'chunk'],
+    ]);
     const again = `${request.id}\n1 ${line('chunk', 1)}\n2 ${line('chunk', 2)}`;
     await commands.publish(reply.channel, again);
     await commands.publish(reply.channel, `${request.id}\n2 ${line('chunk', 2)}`);
@@ -172,7 +179,10 @@ describe('ReplyChannel', () => {
     const before = reply.size;
     reply.open(TENANT, request.id, request.sink);
     expect(reply.size).toBe(before + 1);
-    await publish(reply, request.id, [[1, 'chunk'], [2, 'done']]);
+    await publish(reply, request.id, [
+      [1, 'chunk'],
+      [2, 'done'],
+    ]);
     await waitFor(() => reply.size === before);
     await commands.publish(reply.channel, `${request.id}\n3 ${line('chunk', 3)}`);
     await appendOnly(request.id, 3, 'chunk');

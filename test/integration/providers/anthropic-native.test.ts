@@ -26,7 +26,13 @@ const BODY = {
   system: [{ type: 'text', text: 'You are a coding agent.', cache_control: { type: 'ephemeral' } }],
   messages: [
     { role: 'user', content: [{ type: 'text', text: 'Fix the bug', cache_control: { type: 'ephemeral', ttl: '1h' } }] },
-    { role: 'assistant', content: [{ type: 'thinking', thinking: 'Look first.', signature: 'sig-abc' }, { type: 'tool_use', id: 'toolu_1', name: 'read', input: { path: 'a.ts' } }] },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'thinking', thinking: 'Look first.', signature: 'sig-abc' },
+        { type: 'tool_use', id: 'toolu_1', name: 'read', input: { path: 'a.ts' } },
+      ],
+    },
     { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'const a = 1;' }] },
   ],
   thinking: { type: 'enabled', budget_tokens: 1024 },
@@ -40,7 +46,13 @@ const BODY = {
 
 function call(options: { betas?: string[]; model?: Partial<Model>; signal?: AbortSignal } = {}): NativeMessagesRequest<Model> {
   const model: Model = { ...ANTHROPIC_FIXTURE_MODEL, base_url: fake.url, ...options.model };
-  return { target: targetFor(model, 'sk-ant-test', 'claude-test'), body: BODY, betas: options.betas ?? [], signal: options.signal ?? new AbortController().signal, timeoutMs: 60_000 };
+  return {
+    target: targetFor(model, 'sk-ant-test', 'claude-test'),
+    body: BODY,
+    betas: options.betas ?? [],
+    signal: options.signal ?? new AbortController().signal,
+    timeoutMs: 60_000,
+  };
 }
 
 beforeAll(async () => {
@@ -62,7 +74,11 @@ describe('native Messages calls', () => {
     await native.complete(call({ betas: ['interleaved-thinking-2025-05-14', 'context-1m-2025-08-07'], model: { anthropic_beta: ['context-1m-2025-08-07'] } }));
     const recorded = fake.requests[0];
     expect(recorded?.body).toEqual({ ...BODY, model: 'claude-sonnet-test' });
-    expect(recorded?.headers).toMatchObject({ 'x-api-key': 'sk-ant-test', 'anthropic-version': '2023-06-01', 'anthropic-beta': 'context-1m-2025-08-07,interleaved-thinking-2025-05-14' });
+    expect(recorded?.headers).toMatchObject({
+      'x-api-key': 'sk-ant-test',
+      'anthropic-version': '2023-06-01',
+      'anthropic-beta': 'context-1m-2025-08-07,interleaved-thinking-2025-05-14',
+    });
   });
 
   it('answers the message as the upstream sent it', async () => {
@@ -88,7 +104,11 @@ describe('native Messages calls', () => {
     // A pool of its own: the other tests' idle connections would take turns.
     const pool = createUpstreamHttp(HTTP_OPTIONS);
     const adapter = nativeOf(pool);
-    fake.script([{ kind: 'ok', text: 'one' }, { kind: 'ok', text: 'two' }, { kind: 'ok', text: 'three' }]);
+    fake.script([
+      { kind: 'ok', text: 'one' },
+      { kind: 'ok', text: 'two' },
+      { kind: 'ok', text: 'three' },
+    ]);
     expect(await connectionsOfThreeStreams(() => adapter.stream(call()), pool, fake)).toBe(1);
     await pool.close();
   });
@@ -102,7 +122,10 @@ describe('native Messages calls', () => {
   });
 
   it('throws a stream cut before message_stop as broken, and an upstream 4xx as the request’s fault', async () => {
-    fake.script([{ kind: 'cut', afterText: 'Half' }, { kind: 'status', status: 400 }]);
+    fake.script([
+      { kind: 'cut', afterText: 'Half' },
+      { kind: 'status', status: 400 },
+    ]);
     expect(await failure(collect(native.stream(call())))).toMatchObject({ kind: 'broken_stream' });
     expect(await failure(native.complete(call()))).toMatchObject({ kind: 'invalid_request', status: 400, retryable: false });
   });

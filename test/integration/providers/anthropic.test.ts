@@ -19,7 +19,9 @@ let fake: FakeAnthropic;
 const http = createUpstreamHttp({ connectTimeoutMs: 1000, headersTimeoutMs: 2000, bodyTimeoutMs: 2000, connections: 4 });
 const adapter = createAnthropicAdapter(http);
 
-function call(options: { signal?: AbortSignal; timeoutMs?: number; apiKey?: string | null; model?: Partial<Model>; body?: Partial<ChatRequest> } = {}): ProviderRequest<Model> {
+function call(
+  options: { signal?: AbortSignal; timeoutMs?: number; apiKey?: string | null; model?: Partial<Model>; body?: Partial<ChatRequest> } = {},
+): ProviderRequest<Model> {
   const model: Model = { ...ANTHROPIC_FIXTURE_MODEL, base_url: fake.url, ...options.model };
   return {
     target: targetFor(model, options.apiKey === undefined ? 'sk-ant-test' : options.apiKey, 'claude-test'),
@@ -48,7 +50,11 @@ afterAll(async () => {
 
 describe('anthropic adapter against a loopback upstream', () => {
   it('reads each stream to the end of its body, so that the next call reuses the kept-alive connection', async () => {
-    fake.script([{ kind: 'ok', text: 'first' }, { kind: 'ok', text: 'second' }, { kind: 'ok', text: 'third' }]);
+    fake.script([
+      { kind: 'ok', text: 'first' },
+      { kind: 'ok', text: 'second' },
+      { kind: 'ok', text: 'third' },
+    ]);
     expect(await connectionsOfThreeStreams(() => adapter.stream(call()), http, fake)).toBe(1);
   });
 
@@ -71,7 +77,12 @@ describe('anthropic adapter against a loopback upstream', () => {
       'anthropic-beta': 'context-1m-2025-08-07,files-api-2025-04-14',
     });
     expect(recorded?.headers.authorization).toBeUndefined();
-    expect(recorded?.body).toEqual({ model: 'claude-sonnet-test', max_tokens: 50, system: [{ type: 'text', text: 'Be brief.' }], messages: [{ role: 'user', content: 'Say hello' }] });
+    expect(recorded?.body).toEqual({
+      model: 'claude-sonnet-test',
+      max_tokens: 50,
+      system: [{ type: 'text', text: 'Be brief.' }],
+      messages: [{ role: 'user', content: 'Say hello' }],
+    });
   });
 
   it('sends no x-api-key header without a key, and no anthropic-beta header without betas', async () => {
@@ -122,7 +133,13 @@ describe('anthropic adapter against a loopback upstream', () => {
   });
 
   it("classifies a 400 as a non-retryable invalid_request with Anthropic's message and type", async () => {
-    fake.script([{ kind: 'status', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'messages.0.content.0.text: text content blocks must be non-empty' } } }]);
+    fake.script([
+      {
+        kind: 'status',
+        status: 400,
+        body: { type: 'error', error: { type: 'invalid_request_error', message: 'messages.0.content.0.text: text content blocks must be non-empty' } },
+      },
+    ]);
     const error = await failure(adapter.complete(call()));
     expect(error).toMatchObject({
       kind: 'invalid_request',
@@ -135,10 +152,18 @@ describe('anthropic adapter against a loopback upstream', () => {
 
   it('gets the real API shape of refusal from the fake when a required field is missing', async () => {
     const { 'anthropic-version': _version, ...headers } = { 'anthropic-version': '2023-06-01', 'content-type': 'application/json' };
-    const response = await fetch(`${fake.url}/v1/messages`, { method: 'POST', headers, body: JSON.stringify({ model: 'claude-sonnet-test', max_tokens: 5, messages: [] }) });
+    const response = await fetch(`${fake.url}/v1/messages`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ model: 'claude-sonnet-test', max_tokens: 5, messages: [] }),
+    });
     expect(response.status).toBe(400);
     expect(await response.json()).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: 'anthropic-version: header is required' } });
-    const noMaxTokens = await fetch(`${fake.url}/v1/messages`, { method: 'POST', headers: { 'anthropic-version': '2023-06-01' }, body: JSON.stringify({ model: 'm', messages: [] }) });
+    const noMaxTokens = await fetch(`${fake.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'm', messages: [] }),
+    });
     expect(await noMaxTokens.json()).toMatchObject({ error: { message: 'max_tokens: Field required' } });
   });
 

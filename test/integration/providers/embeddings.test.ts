@@ -47,7 +47,13 @@ afterAll(async () => {
 
 describe('openai-compatible', () => {
   const adapter = createOpenAiCompatibleAdapter(http);
-  const model = (overrides: Partial<ModelOf<'openai-compatible'>> = {}): ModelOf<'openai-compatible'> => ({ provider: 'openai-compatible', upstream_model: 'text-embedding-x', base_url: openai.url, ...EMBEDDING, ...overrides });
+  const model = (overrides: Partial<ModelOf<'openai-compatible'>> = {}): ModelOf<'openai-compatible'> => ({
+    provider: 'openai-compatible',
+    upstream_model: 'text-embedding-x',
+    base_url: openai.url,
+    ...EMBEDDING,
+    ...overrides,
+  });
 
   it('posts the request as sent to {base_url}/embeddings with the upstream model, and answers its vectors and usage', async () => {
     const response = await embed(adapter, model(), { input: ['a b', 'c'], dimensions: 4, user: 'u1' });
@@ -67,7 +73,19 @@ describe('openai-compatible', () => {
   });
 
   it('puts vectors an upstream sent out of order back in the order of the inputs', async () => {
-    openai.script([{ kind: 'status', status: 200, body: { data: [{ index: 1, embedding: [2] }, { index: 0, embedding: [1] }], model: 'x' } }]);
+    openai.script([
+      {
+        kind: 'status',
+        status: 200,
+        body: {
+          data: [
+            { index: 1, embedding: [2] },
+            { index: 0, embedding: [1] },
+          ],
+          model: 'x',
+        },
+      },
+    ]);
     const response = await embed(adapter, model(), { input: ['first', 'second'] });
     expect(response.data.map((item) => [item.index, item.embedding])).toEqual([
       [0, [1]],
@@ -81,7 +99,10 @@ describe('openai-compatible', () => {
       { kind: 'status', status: 200, body: { data: [{ index: 0, embedding: [1] }] } },
       { kind: 'status', status: 200, body: { error: { message: 'overloaded', type: 'server_error' } } },
     ]);
-    expect(await failure(embed(adapter, model(), { input: ['a', 'b'] }))).toMatchObject({ kind: 'invalid_response', message: expect.stringContaining('1 embeddings for 2 inputs') });
+    expect(await failure(embed(adapter, model(), { input: ['a', 'b'] }))).toMatchObject({
+      kind: 'invalid_response',
+      message: expect.stringContaining('1 embeddings for 2 inputs'),
+    });
     expect(await failure(embed(adapter, model(), { input: 'a' }))).toMatchObject({ kind: 'server_error', retryable: true });
   });
 });

@@ -26,7 +26,12 @@ const adapter = createGeminiAdapter(http);
 
 function call(options: { body?: ChatRequest; signal?: AbortSignal; apiKey?: string | null; model?: Partial<Model> } = {}): ProviderRequest<Model> {
   const model: Model = { ...GEMINI_FIXTURE_MODEL, base_url: fake.url, ...options.model };
-  return { target: targetFor(model, options.apiKey === undefined ? 'AIza-test-key' : options.apiKey, 'gemini-flash'), body: options.body ?? { messages, max_tokens: 50 }, signal: options.signal ?? new AbortController().signal, timeoutMs: 60_000 };
+  return {
+    target: targetFor(model, options.apiKey === undefined ? 'AIza-test-key' : options.apiKey, 'gemini-flash'),
+    body: options.body ?? { messages, max_tokens: 50 },
+    signal: options.signal ?? new AbortController().signal,
+    timeoutMs: 60_000,
+  };
 }
 
 function text(chunks: ChatCompletionChunk[]): string {
@@ -58,21 +63,34 @@ afterAll(async () => {
 
 describe('gemini adapter against a loopback upstream: answers', () => {
   it('reads each stream to the end of its body, so that the next call reuses the kept-alive connection', async () => {
-    fake.script([{ kind: 'ok', text: 'first' }, { kind: 'ok', text: 'second' }, { kind: 'ok', text: 'third' }]);
+    fake.script([
+      { kind: 'ok', text: 'first' },
+      { kind: 'ok', text: 'second' },
+      { kind: 'ok', text: 'third' },
+    ]);
     expect(await connectionsOfThreeStreams(() => adapter.stream(call()), http, fake)).toBe(1);
   });
 
   it('completes through generateContent with the key header, and reads text, model and usage', async () => {
     fake.script([{ kind: 'ok', text: 'Hi there friend', usage: { promptTokenCount: 4, candidatesTokenCount: 3, thoughtsTokenCount: 2, totalTokenCount: 9 } }]);
     const completion = await adapter.complete(call());
-    expect(completion).toMatchObject({ id: 'fake-gemini-0', object: 'chat.completion', model: 'gemini-test-flash', choices: [{ index: 0, message: { role: 'assistant', content: 'Hi there friend' }, finish_reason: 'stop' }] });
+    expect(completion).toMatchObject({
+      id: 'fake-gemini-0',
+      object: 'chat.completion',
+      model: 'gemini-test-flash',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'Hi there friend' }, finish_reason: 'stop' }],
+    });
     expect(completion.usage).toMatchObject({ prompt_tokens: 4, completion_tokens: 5, total_tokens: 9, completion_tokens_details: { reasoning_tokens: 2 } });
     const recorded = fake.requests[0];
     expect(recorded?.path).toBe('/v1beta/models/gemini-test-flash:generateContent');
     expect(recorded?.query).toEqual({});
     expect(recorded?.headers['x-goog-api-key']).toBe('AIza-test-key');
     expect(recorded?.headers['content-type']).toBe('application/json');
-    expect(recorded?.body).toEqual({ systemInstruction: { parts: [{ text: 'Be brief.' }] }, contents: [{ role: 'user', parts: [{ text: 'Say hello' }] }], generationConfig: { maxOutputTokens: 50 } });
+    expect(recorded?.body).toEqual({
+      systemInstruction: { parts: [{ text: 'Be brief.' }] },
+      contents: [{ role: 'user', parts: [{ text: 'Say hello' }] }],
+      generationConfig: { maxOutputTokens: 50 },
+    });
   });
 
   it('sends no key header without an api key', async () => {
@@ -108,14 +126,22 @@ describe('gemini adapter against a loopback upstream: answers', () => {
     expect(completion).toEqual(readFixture<{ completion: unknown }>(`responses/${name}.json`).completion);
   });
 
-  it.each(fixtureNames('streams', '.sse').filter((name) => name !== 'error-event' && name !== 'cut'))('stream fixture %s, cut every 3 bytes: streams the recorded chunks', async (name) => {
-    fake.script([{ kind: 'fixture', name, pieceBytes: 3 }]);
-    const chunks = await collect(adapter.stream(call()));
-    expect(chunks.map(({ created: _created, ...chunk }) => chunk)).toEqual(readFixture<unknown[]>(`streams/${name}.chunks.json`));
-  });
+  it.each(fixtureNames('streams', '.sse').filter((name) => name !== 'error-event' && name !== 'cut'))(
+    'stream fixture %s, cut every 3 bytes: streams the recorded chunks',
+    async (name) => {
+      fake.script([{ kind: 'fixture', name, pieceBytes: 3 }]);
+      const chunks = await collect(adapter.stream(call()));
+      expect(chunks.map(({ created: _created, ...chunk }) => chunk)).toEqual(readFixture<unknown[]>(`streams/${name}.chunks.json`));
+    },
+  );
 
   it('refuses what Gemini cannot express before calling it', async () => {
-    const body: ChatRequest = { messages: [{ role: 'user', content: 'x' }, { role: 'function', name: 'f', content: '1' }] };
+    const body: ChatRequest = {
+      messages: [
+        { role: 'user', content: 'x' },
+        { role: 'function', name: 'f', content: '1' },
+      ],
+    };
     const error = await collect(adapter.stream(call({ body }))).then(
       () => null,
       (e: unknown) => e,
@@ -134,7 +160,9 @@ describe('gemini adapter against a loopback upstream: failures', () => {
   });
 
   it("takes the wait of a 429 from the body's RetryInfo when no header names one", async () => {
-    const body = { error: { code: 429, message: 'You exceeded your current quota.', status: 'RESOURCE_EXHAUSTED', details: [{ '@type': RETRY_INFO, retryDelay: '38s' }] } };
+    const body = {
+      error: { code: 429, message: 'You exceeded your current quota.', status: 'RESOURCE_EXHAUSTED', details: [{ '@type': RETRY_INFO, retryDelay: '38s' }] },
+    };
     fake.script([{ kind: 'status', status: 429, body }]);
     const error = await failure(adapter.complete(call()));
     expect(error).toMatchObject({ kind: 'rate_limited', retryable: true, retryAfterMs: 38_000, upstreamMessage: 'You exceeded your current quota.' });
@@ -156,12 +184,24 @@ describe('gemini adapter against a loopback upstream: failures', () => {
         code: 400,
         message: '* GenerateContentRequest.generation_config.max_output_tokens: must be positive',
         status: 'INVALID_ARGUMENT',
-        details: [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field: 'generation_config.max_output_tokens', description: 'must be positive' }] }],
+        details: [
+          {
+            '@type': 'type.googleapis.com/google.rpc.BadRequest',
+            fieldViolations: [{ field: 'generation_config.max_output_tokens', description: 'must be positive' }],
+          },
+        ],
       },
     };
     fake.script([{ kind: 'status', status: 400, body }]);
     const error = await failure(adapter.complete(call()));
-    expect(error).toMatchObject({ kind: 'invalid_request', retryable: false, status: 400, code: 'INVALID_ARGUMENT', param: 'generation_config.max_output_tokens', upstreamMessage: body.error.message });
+    expect(error).toMatchObject({
+      kind: 'invalid_request',
+      retryable: false,
+      status: 400,
+      code: 'INVALID_ARGUMENT',
+      param: 'generation_config.max_output_tokens',
+      upstreamMessage: body.error.message,
+    });
   });
 
   it('maps a 403 to unauthorized', async () => {

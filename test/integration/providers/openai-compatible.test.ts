@@ -18,9 +18,17 @@ const adapter = createOpenAiCompatibleAdapter(http);
 
 type Model = ModelOf<'openai-compatible'>;
 
-function call(signal: AbortSignal = new AbortController().signal, options: { apiKey?: string | null; model?: Partial<Model>; timeoutMs?: number } = {}): ProviderRequest<Model> {
+function call(
+  signal: AbortSignal = new AbortController().signal,
+  options: { apiKey?: string | null; model?: Partial<Model>; timeoutMs?: number } = {},
+): ProviderRequest<Model> {
   const model: Model = { provider: 'openai-compatible', upstream_model: 'upstream-model-1', base_url: fake.url, ...MODEL_BASICS, ...options.model };
-  return { target: targetFor(model, options.apiKey === undefined ? 'sk-test' : options.apiKey), body: { messages, max_tokens: 50 }, signal, timeoutMs: options.timeoutMs ?? 60_000 };
+  return {
+    target: targetFor(model, options.apiKey === undefined ? 'sk-test' : options.apiKey),
+    body: { messages, max_tokens: 50 },
+    signal,
+    timeoutMs: options.timeoutMs ?? 60_000,
+  };
 }
 
 beforeAll(async () => {
@@ -38,7 +46,11 @@ afterAll(async () => {
 
 describe('openai-compatible adapter against a loopback upstream', () => {
   it('reads each stream to the end of its body, so that the next call reuses the kept-alive connection', async () => {
-    fake.script([{ kind: 'ok', text: 'first' }, { kind: 'ok', text: 'second' }, { kind: 'ok', text: 'third' }]);
+    fake.script([
+      { kind: 'ok', text: 'first' },
+      { kind: 'ok', text: 'second' },
+      { kind: 'ok', text: 'third' },
+    ]);
     expect(await connectionsOfThreeStreams(() => adapter.stream(call()), http, fake)).toBe(1);
   });
 
@@ -74,8 +86,17 @@ describe('openai-compatible adapter against a loopback upstream', () => {
   });
 
   it('passes the usage details of the upstream on, streamed and not', async () => {
-    const usage = { prompt_tokens: 20, completion_tokens: 9, total_tokens: 29, prompt_tokens_details: { cached_tokens: 16, audio_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 5 } };
-    fake.script([{ kind: 'ok', usage }, { kind: 'ok', usage }]);
+    const usage = {
+      prompt_tokens: 20,
+      completion_tokens: 9,
+      total_tokens: 29,
+      prompt_tokens_details: { cached_tokens: 16, audio_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: 5 },
+    };
+    fake.script([
+      { kind: 'ok', usage },
+      { kind: 'ok', usage },
+    ]);
     expect((await adapter.complete(call())).usage).toEqual(usage);
     expect((await collect(adapter.stream(call()))).at(-1)?.usage).toEqual(usage);
   });

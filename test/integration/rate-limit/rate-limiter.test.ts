@@ -119,7 +119,11 @@ describe('key and tenant', () => {
   it('charges no bucket when one refuses', async () => {
     // The tenant's request bucket drains `limit` units a millisecond of the clock given: with a limit
     // of a million a minute, one stray millisecond would empty it, and the count below would say nothing.
-    const check = request({ tokens: 300, key: { requestsPerMinute: 100, tokensPerMinute: 1_000 }, tenant: { requestsPerMinute: 1_000, tokensPerMinute: 1_000_000_000 } });
+    const check = request({
+      tokens: 300,
+      key: { requestsPerMinute: 100, tokensPerMinute: 1_000 },
+      tenant: { requestsPerMinute: 1_000, tokensPerMinute: 1_000_000_000 },
+    });
     expect(await admitted(check, 3)).toBe(3);
     for (let i = 0; i < 5; i++) expect((await limiter.check(check)).ok).toBe(false);
     const small = await limiter.check({ ...check, tokens: 100 });
@@ -149,7 +153,7 @@ describe('headers', () => {
     expect(later.headers).toMatchObject({ remainingRequests: 8, resetRequestsMs: 10_500, remainingTokens: 825, resetTokensMs: 10_500 });
   });
 
-  it('keeps a tenant\'s buckets in one hash, a field per scope, that expires a window after the last charge', async () => {
+  it("keeps a tenant's buckets in one hash, a field per scope, that expires a window after the last charge", async () => {
     const check = request({ tokens: 50, key: { requestsPerMinute: 4, tokensPerMinute: 100 } });
     await limiter.check(check);
     await limiter.check({ ...check, keyId: 'other' });

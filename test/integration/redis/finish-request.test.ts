@@ -21,7 +21,14 @@ let requests = 0;
 const events = (...seqs: number[]): EventLine[] => seqs.map((seq) => ({ seq, line: `chunk {"n":${seq}}` }));
 
 async function finish(budgetKeys: string[], lines: EventLine[], inline: InlineEnding | null = null): Promise<boolean> {
-  return finishRequest(redis, { streamKey: keys.events(tenant, requestId), ttlMs: 60_000, events: lines, settlement: ledger.settlement(tenant, requestId, budgetKeys, 300), claim: null, inline });
+  return finishRequest(redis, {
+    streamKey: keys.events(tenant, requestId),
+    ttlMs: 60_000,
+    events: lines,
+    settlement: ledger.settlement(tenant, requestId, budgetKeys, 300),
+    claim: null,
+    inline,
+  });
 }
 
 async function streamSeqs(): Promise<number[]> {

@@ -21,7 +21,10 @@ const clients: Array<Cluster | Redis> = [];
 const clientErrors: Error[] = [];
 
 function clusterClient(options: ClusterOptions = {}): Cluster {
-  const client = new Cluster(cluster.ports.map((port) => ({ host: '127.0.0.1', port })), options);
+  const client = new Cluster(
+    cluster.ports.map((port) => ({ host: '127.0.0.1', port })),
+    options,
+  );
   // A sharded subscriber that cannot reach a restarted master reports it as an 'error' event,
   // which would throw without a listener.
   client.on('error', (error: Error) => clientErrors.push(error));

@@ -7,13 +7,45 @@ import { ROLES, type Role } from '../../../src/infra/store/repository.ts';
 /** The role matrix of DESIGN.md, written out: what each role may do. */
 const INFERENCE: Permission[] = ['chat.create', 'embeddings.create', 'messages.create', 'responses.create', 'models.read'];
 const EXPECTED: Record<Role, Permission[]> = {
-  admin: [...INFERENCE, 'prompts.read', 'usage.read', 'budgets.read', 'audit.read', 'audit.verify', 'prompts.write', 'budgets.write', 'policies.write', 'tenants.operate', 'tenants.read', 'tenants.write', 'keys.read', 'keys.write', 'queues.read'],
+  admin: [
+    ...INFERENCE,
+    'prompts.read',
+    'usage.read',
+    'budgets.read',
+    'audit.read',
+    'audit.verify',
+    'prompts.write',
+    'budgets.write',
+    'policies.write',
+    'tenants.operate',
+    'tenants.read',
+    'tenants.write',
+    'keys.read',
+    'keys.write',
+    'queues.read',
+  ],
   developer: [...INFERENCE, 'prompts.read', 'usage.read', 'budgets.read'],
   app: INFERENCE,
   auditor: ['usage.read', 'budgets.read', 'audit.read', 'audit.verify'],
 };
 
-const OPERATIONS: Permission[] = [...INFERENCE, 'prompts.read', 'usage.read', 'budgets.read', 'audit.read', 'audit.verify', 'prompts.write', 'budgets.write', 'policies.write', 'tenants.operate', 'tenants.read', 'tenants.write', 'keys.read', 'keys.write', 'queues.read'];
+const OPERATIONS: Permission[] = [
+  ...INFERENCE,
+  'prompts.read',
+  'usage.read',
+  'budgets.read',
+  'audit.read',
+  'audit.verify',
+  'prompts.write',
+  'budgets.write',
+  'policies.write',
+  'tenants.operate',
+  'tenants.read',
+  'tenants.write',
+  'keys.read',
+  'keys.write',
+  'queues.read',
+];
 const OPERATOR = 'operator';
 
 function principal(role: Role, tenantId = OPERATOR): Principal {
@@ -27,9 +59,7 @@ describe('PERMISSIONS', () => {
   });
 
   it('is the written-out matrix', () => {
-    const actual = Object.fromEntries(
-      ROLES.map((role) => [role, OPERATIONS.filter((op) => PERMISSIONS[op].roles.includes(role))]),
-    );
+    const actual = Object.fromEntries(ROLES.map((role) => [role, OPERATIONS.filter((op) => PERMISSIONS[op].roles.includes(role))]));
     expect(actual).toEqual(EXPECTED);
   });
 });
@@ -63,7 +93,8 @@ describe('operator operations', () => {
   });
 
   it("any tenant's admin manages its own keys and budgets", () => {
-    for (const operation of ['budgets.write', 'keys.read', 'keys.write'] as const) expect(() => authorize(principal('admin', 'acme'), operation, OPERATOR)).not.toThrow();
+    for (const operation of ['budgets.write', 'keys.read', 'keys.write'] as const)
+      expect(() => authorize(principal('admin', 'acme'), operation, OPERATOR)).not.toThrow();
   });
 });
 

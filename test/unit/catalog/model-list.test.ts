@@ -3,7 +3,15 @@ import { listModels } from '../../../src/domain/catalog/model-list.ts';
 import type { CatalogFile, CatalogModel } from '../../../src/domain/catalog/schema.ts';
 
 function model(overrides: Partial<CatalogModel>): CatalogModel {
-  return { provider: 'simulator', upstream_model: 'secret-upstream-name', context_window: 1000, max_output_tokens: 100, input_price_per_mtok: 1, output_price_per_mtok: 2, ...overrides } as CatalogModel;
+  return {
+    provider: 'simulator',
+    upstream_model: 'secret-upstream-name',
+    context_window: 1000,
+    max_output_tokens: 100,
+    input_price_per_mtok: 1,
+    output_price_per_mtok: 2,
+    ...overrides,
+  } as CatalogModel;
 }
 
 const catalog: CatalogFile = {
@@ -36,7 +44,12 @@ describe('listModels', () => {
   });
 
   it('gives an embeddings model no output fields, and never the upstream name', () => {
-    expect(models.find((entry) => entry.id === 'embed')?.gateway).toEqual({ kind: 'model', mode: 'embeddings', context_window: 1000, pricing: { input_per_mtok: 0.02 } });
+    expect(models.find((entry) => entry.id === 'embed')?.gateway).toEqual({
+      kind: 'model',
+      mode: 'embeddings',
+      context_window: 1000,
+      pricing: { input_per_mtok: 0.02 },
+    });
     expect(JSON.stringify(models)).not.toContain('secret-upstream-name');
   });
 });

@@ -19,7 +19,11 @@ describe("Anthropic's error shape", () => {
     [504, 'timeout_error'],
   ])('status %i → %s', (status, type) => {
     const error = new GatewayError(status, status < 500 ? 'invalid_request_error' : 'api_error', 'some_code', 'What happened.');
-    expect(toAnthropicEnvelope(error, 'req_1')).toEqual({ type: 'error', error: { type, message: 'What happened.', code: 'some_code', param: null }, request_id: 'req_1' });
+    expect(toAnthropicEnvelope(error, 'req_1')).toEqual({
+      type: 'error',
+      error: { type, message: 'What happened.', code: 'some_code', param: null },
+      request_id: 'req_1',
+    });
   });
 
   it("keeps the gateway's code and param, as the spec's envelope has them", () => {
@@ -32,8 +36,15 @@ describe("Anthropic's error shape", () => {
   // Anthropic's SDK and Claude Code retry an overloaded_error as an overload; the spec's envelope has no such type.
   it('an upstream overload is overloaded_error with its own status and code; the spec’s envelope is unchanged', () => {
     const overloaded = new ProviderFailedError('The provider failed with HTTP 529 after 1 attempt: Overloaded', { overloaded: true });
-    expect(toAnthropicEnvelope(overloaded, 'req_4').error).toEqual({ type: 'overloaded_error', message: overloaded.message, code: 'provider_failed', param: null });
-    expect(toEnvelope(overloaded, 'req_4')).toEqual({ error: { type: 'api_error', code: 'provider_failed', message: overloaded.message, param: null, request_id: 'req_4' } });
+    expect(toAnthropicEnvelope(overloaded, 'req_4').error).toEqual({
+      type: 'overloaded_error',
+      message: overloaded.message,
+      code: 'provider_failed',
+      param: null,
+    });
+    expect(toEnvelope(overloaded, 'req_4')).toEqual({
+      error: { type: 'api_error', code: 'provider_failed', message: overloaded.message, param: null, request_id: 'req_4' },
+    });
     expect(toAnthropicEnvelope(new ProviderFailedError('The provider failed with HTTP 500.'), 'req_5').error.type).toBe('api_error');
   });
 });

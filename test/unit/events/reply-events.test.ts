@@ -128,6 +128,12 @@ describe('error payloads', () => {
     const [event] = parseReplyMessage(`req_z\n9 ${encodeEventLine('error', payload)}`).events;
     expect(event?.type).toBe('error');
     const error = payloadToError(event?.payload ?? '');
-    expect([error.status, error.type, error.code, error.message, error.retryAfterSeconds]).toEqual([429, 'rate_limit_error', 'rate_limited', 'Slow down, please.', 2]);
+    expect([error.status, error.type, error.code, error.message, error.retryAfterSeconds]).toEqual([
+      429,
+      'rate_limit_error',
+      'rate_limited',
+      'Slow down, please.',
+      2,
+    ]);
   });
 });

@@ -12,14 +12,23 @@ describe('signed call ids', () => {
     const id = signedIdOf({ id: 'fc_1', extra_content: { google: { thought_signature: SIGNATURE } } });
     expect(id).toMatch(/^fc_1__thought__[A-Za-z0-9_-]+$/);
     expect(splitCallId(id)).toEqual({ id: 'fc_1', signature: SIGNATURE });
-    expect(callWithSignature(id, { type: 'function', function: { name: 'f', arguments: '{}' } })).toEqual({ id: 'fc_1', type: 'function', function: { name: 'f', arguments: '{}' }, extra_content: { google: { thought_signature: SIGNATURE } } });
+    expect(callWithSignature(id, { type: 'function', function: { name: 'f', arguments: '{}' } })).toEqual({
+      id: 'fc_1',
+      type: 'function',
+      function: { name: 'f', arguments: '{}' },
+      extra_content: { google: { thought_signature: SIGNATURE } },
+    });
   });
 
   it('leave an unsigned id as it is', () => {
     expect(signedCallId('call_1', undefined)).toBe('call_1');
     expect(signedIdOf({ id: 'toolu_1' })).toBe('toolu_1');
     expect(splitCallId('toolu_1')).toEqual({ id: 'toolu_1', signature: undefined });
-    expect(callWithSignature('toolu_1', { type: 'function', function: { name: 'f', arguments: '{}' } })).toEqual({ id: 'toolu_1', type: 'function', function: { name: 'f', arguments: '{}' } });
+    expect(callWithSignature('toolu_1', { type: 'function', function: { name: 'f', arguments: '{}' } })).toEqual({
+      id: 'toolu_1',
+      type: 'function',
+      function: { name: 'f', arguments: '{}' },
+    });
   });
 });
 

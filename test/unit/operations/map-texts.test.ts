@@ -20,10 +20,25 @@ function visit<B>(mapTexts: (body: B, replace: (text: string, param: string) => 
 
 describe('chat', () => {
   it('names string contents and text parts', () => {
-    const body = { model: 'm', messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image_url', image_url: { url: 'https://x/y.png' } }] }] } as ChatCompletionRequest;
+    const body = {
+      model: 'm',
+      messages: [
+        { role: 'system', content: 'sys' },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'hi' },
+            { type: 'image_url', image_url: { url: 'https://x/y.png' } },
+          ],
+        },
+      ],
+    } as ChatCompletionRequest;
     const { params, mapped } = visit(chatWeb.mapTexts, body);
     expect(params).toEqual(['messages[0].content', 'messages[1].content[0].text']);
-    expect(mapped.messages[1]?.content).toEqual([{ type: 'text', text: 'HI' }, { type: 'image_url', image_url: { url: 'https://x/y.png' } }]);
+    expect(mapped.messages[1]?.content).toEqual([
+      { type: 'text', text: 'HI' },
+      { type: 'image_url', image_url: { url: 'https://x/y.png' } },
+    ]);
     expect(body.messages[0]?.content).toBe('sys');
   });
 });
@@ -97,7 +112,12 @@ describe('messages', () => {
   it('replaces each text where it is, leaving ids, numbers, images and the request itself alone', () => {
     const { mapped } = visit(mapMessagesTexts, request);
     expect(mapped.system).toEqual([{ type: 'text', text: 'SYS', cache_control: { type: 'ephemeral' } }]);
-    expect(blocks(mapped, 1).at(-1)).toEqual({ type: 'tool_use', id: 't1', name: 'f', input: { q: 'X', args: ['A', 2, { deep: 'B' }], 'file-path': 'P', force: true, none: null } });
+    expect(blocks(mapped, 1).at(-1)).toEqual({
+      type: 'tool_use',
+      id: 't1',
+      name: 'f',
+      input: { q: 'X', args: ['A', 2, { deep: 'B' }], 'file-path': 'P', force: true, none: null },
+    });
     expect(blocks(mapped, 2)[0]).toEqual({
       type: 'tool_result',
       tool_use_id: 't1',
@@ -122,7 +142,10 @@ describe('messages', () => {
   });
 
   it('masks an unsigned thinking block (a chat model’s reasoning, as the gateway translates it) in place', () => {
-    const unsigned = { ...request, messages: [{ role: 'assistant', content: [{ type: 'thinking', thinking: 'reasoning', signature: '' }] }] } as MessagesRequest;
+    const unsigned = {
+      ...request,
+      messages: [{ role: 'assistant', content: [{ type: 'thinking', thinking: 'reasoning', signature: '' }] }],
+    } as MessagesRequest;
     expect(visit(mapMessagesTexts, unsigned).mapped.messages[0]?.content).toEqual([{ type: 'thinking', thinking: 'REASONING', signature: '' }]);
   });
 
@@ -138,7 +161,14 @@ describe('responses', () => {
       instructions: 'rules',
       input: [
         { role: 'user', content: 'question' },
-        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'more' }, { type: 'input_image', image_url: 'https://x/y.png' }] },
+        {
+          type: 'message',
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'more' },
+            { type: 'input_image', image_url: 'https://x/y.png' },
+          ],
+        },
         { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
         { type: 'function_call_output', call_id: 'c1', output: 'tool said' },
       ],

@@ -15,7 +15,10 @@ describe('checkReadiness', () => {
   });
 
   it('is degraded, not unready, when only an optional dependency is down', async () => {
-    expect(await checkReadiness([up('redis'), down('queue', false, 'no worker')], { details: true })).toMatchObject({ status: 'degraded', checks: { redis: { state: 'up' }, queue: { state: 'down', error: 'no worker' } } });
+    expect(await checkReadiness([up('redis'), down('queue', false, 'no worker')], { details: true })).toMatchObject({
+      status: 'degraded',
+      checks: { redis: { state: 'up' }, queue: { state: 'down', error: 'no worker' } },
+    });
   });
 
   it('throws 503 naming every state when a required dependency is down', async () => {
@@ -25,8 +28,12 @@ describe('checkReadiness', () => {
   });
 
   it('names no reason without details, since the public port answers anyone', async () => {
-    expect(await checkReadiness([up('redis'), down('queue', false, 'redis at 10.0.0.7:6379 refused')], { details: false })).toMatchObject({ checks: { queue: { state: 'down', error: 'unavailable' } } });
-    await expect(checkReadiness([down('redis', true, 'connect ECONNREFUSED 10.0.0.7:6379')], { details: false })).rejects.toThrow('Not ready: redis down (unavailable).');
+    expect(await checkReadiness([up('redis'), down('queue', false, 'redis at 10.0.0.7:6379 refused')], { details: false })).toMatchObject({
+      checks: { queue: { state: 'down', error: 'unavailable' } },
+    });
+    await expect(checkReadiness([down('redis', true, 'connect ECONNREFUSED 10.0.0.7:6379')], { details: false })).rejects.toThrow(
+      'Not ready: redis down (unavailable).',
+    );
   });
 
   it('gives a hanging probe up after two seconds', async () => {

@@ -14,7 +14,12 @@ const messages: ChatRequest['messages'] = [
 ];
 
 function call(simulator: SimulatorOptions, body: ChatRequest = { messages }, signal = new AbortController().signal): ProviderRequest<ModelOf<'simulator'>> {
-  return { target: targetFor({ provider: 'simulator', upstream_model: 'sim-model', ...MODEL_BASICS, simulator }, null, 'sim'), body, signal, timeoutMs: 60_000 };
+  return {
+    target: targetFor({ provider: 'simulator', upstream_model: 'sim-model', ...MODEL_BASICS, simulator }, null, 'sim'),
+    body,
+    signal,
+    timeoutMs: 60_000,
+  };
 }
 
 function textOf(chunks: ChatCompletionChunk[]): string {

@@ -32,7 +32,11 @@ describe('isRedisUnavailable', () => {
   });
 
   it('leaves out what a retry cannot fix', () => {
-    for (const message of ['ERR The ID specified in XADD is equal or smaller than the target stream top item', 'NOSCRIPT No matching script', 'WRONGTYPE Operation against a key holding the wrong kind of value']) {
+    for (const message of [
+      'ERR The ID specified in XADD is equal or smaller than the target stream top item',
+      'NOSCRIPT No matching script',
+      'WRONGTYPE Operation against a key holding the wrong kind of value',
+    ]) {
       expect(isRedisUnavailable(new Error(message)), message).toBe(false);
     }
   });

@@ -51,7 +51,11 @@ describe('named event framing', () => {
   it("writes Anthropic's error event with its error type, and the gateway's code", async () => {
     const [event] = await parsed(anthropicFraming.error(failure, at(0)));
     expect(event?.event).toBe('error');
-    expect(JSON.parse(event?.data ?? '')).toEqual({ type: 'error', error: { type: 'api_error', message: failure.message, code: 'provider_failed', param: null }, request_id: 'req_1' });
+    expect(JSON.parse(event?.data ?? '')).toEqual({
+      type: 'error',
+      error: { type: 'api_error', message: failure.message, code: 'provider_failed', param: null },
+      request_id: 'req_1',
+    });
   });
 
   it('writes each event a chunk holds, the id on the last only', async () => {
@@ -64,7 +68,8 @@ describe('named event framing', () => {
   });
 
   it("writes the Responses error event numbered after the events before it, with the spec's envelope the openai SDK throws", async () => {
-    const previous = '{"type":"response.output_text.delta","sequence_number":5,"delta":"a"}\u001e{"type":"response.output_text.delta","sequence_number":6,"delta":"b"}';
+    const previous =
+      '{"type":"response.output_text.delta","sequence_number":5,"delta":"a"}\u001e{"type":"response.output_text.delta","sequence_number":6,"delta":"b"}';
     const [event] = await parsed(responsesFraming.error(failure, at(0, previous)));
     expect(event?.event).toBe('error');
     expect(JSON.parse(event?.data ?? '')).toEqual({

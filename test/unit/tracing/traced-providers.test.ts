@@ -37,7 +37,14 @@ const completion: ChatCompletion = {
 };
 
 function chunk(content: string, finishReason: string | null, usage?: ChatCompletionChunk['usage']): ChatCompletionChunk {
-  return { id: 'chatcmpl-2', object: 'chat.completion.chunk', created: 0, model: 'gpt-4o-2024-08-06', choices: [{ index: 0, delta: { content }, finish_reason: finishReason, logprobs: null }], ...(usage ? { usage } : {}) };
+  return {
+    id: 'chatcmpl-2',
+    object: 'chat.completion.chunk',
+    created: 0,
+    model: 'gpt-4o-2024-08-06',
+    choices: [{ index: 0, delta: { content }, finish_reason: finishReason, logprobs: null }],
+    ...(usage ? { usage } : {}),
+  };
 }
 
 async function* items<T>(list: T[], failure?: Error): AsyncIterable<T> {
@@ -60,11 +67,25 @@ function onlySpan(): ReadableSpan {
 
 describe('who an upstream call goes to', () => {
   it('names the provider as the GenAI conventions do, with the server from the base URL or the public default', () => {
-    expect(targetAttributes(openai)).toEqual({ 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o', 'gateway.model_alias': 'gpt', 'server.address': 'api.openai.com', 'server.port': 443 });
-    const azure = target('az', { provider: 'openai-compatible', upstream_model: 'gpt-4o', base_url: 'http://az.example:8080', azure: { api_version: '2024-10-21' } });
+    expect(targetAttributes(openai)).toEqual({
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.request.model': 'gpt-4o',
+      'gateway.model_alias': 'gpt',
+      'server.address': 'api.openai.com',
+      'server.port': 443,
+    });
+    const azure = target('az', {
+      provider: 'openai-compatible',
+      upstream_model: 'gpt-4o',
+      base_url: 'http://az.example:8080',
+      azure: { api_version: '2024-10-21' },
+    });
     expect(targetAttributes(azure)).toMatchObject({ 'gen_ai.provider.name': 'azure.ai.openai', 'server.address': 'az.example', 'server.port': 8080 });
     expect(targetAttributes(anthropic)).toMatchObject({ 'gen_ai.provider.name': 'anthropic', 'server.address': 'api.anthropic.com', 'server.port': 443 });
-    expect(targetAttributes(target('gem', { provider: 'gemini', upstream_model: 'gemini-2.5-flash' }))).toMatchObject({ 'gen_ai.provider.name': 'gcp.gemini', 'server.address': 'generativelanguage.googleapis.com' });
+    expect(targetAttributes(target('gem', { provider: 'gemini', upstream_model: 'gemini-2.5-flash' }))).toMatchObject({
+      'gen_ai.provider.name': 'gcp.gemini',
+      'server.address': 'generativelanguage.googleapis.com',
+    });
     const simulator = targetAttributes(target('sim', { provider: 'simulator', upstream_model: 'sim-1' }));
     expect(simulator['gen_ai.provider.name']).toBe('simulator');
     expect(simulator).not.toHaveProperty('server.address');
@@ -78,7 +99,12 @@ describe('traced calls', () => {
   });
 
   it('records a completion: a CLIENT span named after the operation and the upstream model, with what the response said', async () => {
-    await traceProviders(registry({ complete: async () => completion }), tracing).complete({ target: openai, body: { messages: [] }, signal: AbortSignal.timeout(1000), timeoutMs: 1000 });
+    await traceProviders(registry({ complete: async () => completion }), tracing).complete({
+      target: openai,
+      body: { messages: [] },
+      signal: AbortSignal.timeout(1000),
+      timeoutMs: 1000,
+    });
     const span = onlySpan();
     expect(span.name).toBe('chat gpt-4o');
     expect(span.kind).toBe(SpanKind.CLIENT);
@@ -95,10 +121,17 @@ describe('traced calls', () => {
 
   it('records a stream read to its end, and one abandoned early with what it had seen', async () => {
     const usage = { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 };
-    const traced = traceProviders(registry({ stream: () => items([chunk('a', null), chunk('b', 'length'), { ...chunk('', null), choices: [], usage }]) }), tracing);
+    const traced = traceProviders(
+      registry({ stream: () => items([chunk('a', null), chunk('b', 'length'), { ...chunk('', null), choices: [], usage }]) }),
+      tracing,
+    );
     const request = { target: openai, body: { messages: [] } as never, signal: AbortSignal.timeout(1000), timeoutMs: 1000 };
     for await (const _ of traced.stream(request));
-    expect(onlySpan().attributes).toMatchObject({ 'gen_ai.response.finish_reasons': ['length'], 'gen_ai.usage.input_tokens': 3, 'gen_ai.usage.output_tokens': 2 });
+    expect(onlySpan().attributes).toMatchObject({
+      'gen_ai.response.finish_reasons': ['length'],
+      'gen_ai.usage.input_tokens': 3,
+      'gen_ai.usage.output_tokens': 2,
+    });
     exporter.reset();
     for await (const _ of traced.stream(request)) break;
     const abandoned = onlySpan();
@@ -122,7 +155,12 @@ describe('traced calls', () => {
   it('records embeddings as their own operation, with input tokens only', async () => {
     const embed = async () => ({ object: 'list' as const, data: [], model: 'text-embedding-3-small', usage: { prompt_tokens: 8, total_tokens: 8 } });
     const embeddingsTarget = target('emb', { provider: 'openai-compatible', upstream_model: 'text-embedding-3-small', base_url: 'https://api.openai.com/v1' });
-    await traceProviders(registry({ embed }), tracing).embed({ target: embeddingsTarget, body: { input: 'x' }, signal: AbortSignal.timeout(1000), timeoutMs: 1000 });
+    await traceProviders(registry({ embed }), tracing).embed({
+      target: embeddingsTarget,
+      body: { input: 'x' },
+      signal: AbortSignal.timeout(1000),
+      timeoutMs: 1000,
+    });
     const span = onlySpan();
     expect(span.name).toBe('embeddings text-embedding-3-small');
     expect(span.attributes).toMatchObject({ 'gen_ai.operation.name': 'embeddings', 'gen_ai.usage.input_tokens': 8, 'gen_ai.usage.output_tokens': 0 });
@@ -130,13 +168,22 @@ describe('traced calls', () => {
 
   it("counts Anthropic's cache reads and writes as input tokens of a native Messages stream", async () => {
     const events: NativeEvent[] = [
-      { type: 'message_start', message: { id: 'msg_1', model: 'claude-sonnet-4-20250514', usage: { input_tokens: 10, cache_read_input_tokens: 90, output_tokens: 1 } } },
+      {
+        type: 'message_start',
+        message: { id: 'msg_1', model: 'claude-sonnet-4-20250514', usage: { input_tokens: 10, cache_read_input_tokens: 90, output_tokens: 1 } },
+      },
       { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'secret' } },
       { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 25 } },
       { type: 'message_stop' },
     ];
     const traced = traceProviders(registry({ messages: { complete: () => Promise.reject(new Error('not called')), stream: () => items(events) } }), tracing);
-    for await (const _ of traced.messages.stream({ target: anthropic, body: { messages: [], max_tokens: 10 }, betas: [], signal: AbortSignal.timeout(1000), timeoutMs: 1000 }));
+    for await (const _ of traced.messages.stream({
+      target: anthropic,
+      body: { messages: [], max_tokens: 10 },
+      betas: [],
+      signal: AbortSignal.timeout(1000),
+      timeoutMs: 1000,
+    }));
     expect(onlySpan().attributes).toMatchObject({
       'gen_ai.provider.name': 'anthropic',
       'gen_ai.response.id': 'msg_1',

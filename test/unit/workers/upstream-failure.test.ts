@@ -12,7 +12,12 @@ describe('toClientError', () => {
     const midStream = toClientError(errorFromEvent({ type: 'overloaded_error', message: 'Overloaded' }), context);
     expect(midStream).toMatchObject({ status: 502, type: 'api_error', code: 'provider_failed', overloaded: true });
     expect(midStream.message).toBe('The provider failed with HTTP 529 after 2 attempts: Overloaded');
-    const response = UpstreamError.fromResponse(529, {}, JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }), readAnthropicError);
+    const response = UpstreamError.fromResponse(
+      529,
+      {},
+      JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),
+      readAnthropicError,
+    );
     expect(toClientError(response, context)).toMatchObject({ status: 502, code: 'provider_failed', overloaded: true });
   });
 

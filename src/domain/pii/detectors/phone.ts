@@ -30,7 +30,10 @@ function parseValid(raw: string): PhoneNumber | undefined {
 
 /** Digit offsets at which a written number is split into groups (a `(0)` trunk prefix is not a digit of it). */
 function groupBreaks(written: string): number[] {
-  const groups = written.replace(/\(0\)/g, '').split(/\D+/).filter((group) => group !== '');
+  const groups = written
+    .replace(/\(0\)/g, '')
+    .split(/\D+/)
+    .filter((group) => group !== '');
   const breaks: number[] = [];
   let at = 0;
   for (const group of groups.slice(0, -1)) breaks.push((at += group.length));

@@ -150,7 +150,11 @@ async function appendOne(models: AuditModels, input: AuditEventInput): Promise<A
 async function* eventsInOrder({ EventModel }: AuditModels, tenantId: string): AsyncGenerator<AuditEvent> {
   let afterSeq = 0;
   for (;;) {
-    const docs = await EventModel.find({ tenant_id: tenantId, seq: { $gt: afterSeq } }).sort({ seq: 1 }).limit(VERIFY_PAGE).lean<AuditEventDocument[]>().exec();
+    const docs = await EventModel.find({ tenant_id: tenantId, seq: { $gt: afterSeq } })
+      .sort({ seq: 1 })
+      .limit(VERIFY_PAGE)
+      .lean<AuditEventDocument[]>()
+      .exec();
     yield* docs.map(toEvent);
     const last = docs.at(-1);
     if (!last || docs.length < VERIFY_PAGE) return;

@@ -31,7 +31,6 @@ function toEvent(row: AuditRow): AuditEvent {
   return fromAuditFields({ ...row, seq: Number(row.seq) });
 }
 
-
 async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let healthy = true;
@@ -41,7 +40,10 @@ async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promis
     await client.query('COMMIT');
     return result;
   } catch (error) {
-    healthy = await client.query('ROLLBACK').then(() => true, () => false);
+    healthy = await client.query('ROLLBACK').then(
+      () => true,
+      () => false,
+    );
     throw error;
   } finally {
     client.release(!healthy);
@@ -51,10 +53,10 @@ async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promis
 /** Locks the chain ends of `tenants` (creating missing ones at seq 0), always in the same order. */
 async function lockHeads(client: PoolClient, tenants: string[]): Promise<Map<string, ChainHead>> {
   // Sorted both times so two appends over the same tenants lock them in one order and cannot deadlock.
-  await client.query(
-    'INSERT INTO audit_heads (tenant_id, seq, hash) SELECT t, 0, $2 FROM unnest($1::text[]) AS t ORDER BY t ON CONFLICT DO NOTHING',
-    [tenants, GENESIS_HASH],
-  );
+  await client.query('INSERT INTO audit_heads (tenant_id, seq, hash) SELECT t, 0, $2 FROM unnest($1::text[]) AS t ORDER BY t ON CONFLICT DO NOTHING', [
+    tenants,
+    GENESIS_HASH,
+  ]);
   const heads = await client.query<HeadRow>(
     'SELECT tenant_id, seq, hash, last_id FROM audit_heads WHERE tenant_id = ANY($1::text[]) ORDER BY tenant_id FOR UPDATE',
     [tenants],
@@ -65,9 +67,7 @@ async function lockHeads(client: PoolClient, tenants: string[]): Promise<Map<str
 /** Chains the events whose id is new onto the locked heads; returns every event as stored. */
 async function appendLocked(client: PoolClient, events: AuditEventInput[]): Promise<AuditEvent[]> {
   const heads = await lockHeads(client, [...new Set(events.map((event) => event.tenantId))].sort());
-  const existing = await client.query<AuditRow>(`SELECT ${COLUMNS} FROM audit_events WHERE id = ANY($1::text[])`, [
-    events.map((event) => event.id),
-  ]);
+  const existing = await client.query<AuditRow>(`SELECT ${COLUMNS} FROM audit_events WHERE id = ANY($1::text[])`, [events.map((event) => event.id)]);
   const stored = new Map(existing.rows.map((row) => [row.id, toEvent(row)]));
   const added: AuditEvent[] = [];
   const result = events.map((input) => {
@@ -78,17 +78,29 @@ async function appendLocked(client: PoolClient, events: AuditEventInput[]): Prom
     const { id, tenantId, actor, action, target, outcome, requestId, createdAt } = input;
     // As jsonb will hand it back (no undefined, Dates as strings); it hashes the same either way.
     const details = JSON.parse(JSON.stringify(input.details)) as Record<string, unknown>;
-    const event: AuditEvent = { id, tenantId, actor, action, target, outcome, requestId, details, createdAt, seq, prevHash: head.hash, hash: auditEventHash(input, seq, head.hash) };
+    const event: AuditEvent = {
+      id,
+      tenantId,
+      actor,
+      action,
+      target,
+      outcome,
+      requestId,
+      details,
+      createdAt,
+      seq,
+      prevHash: head.hash,
+      hash: auditEventHash(input, seq, head.hash),
+    };
     heads.set(tenantId, { tenantId, seq, hash: event.hash, id });
     stored.set(id, event);
     added.push(event);
     return event;
   });
   if (added.length === 0) return result;
-  await client.query(
-    `INSERT INTO audit_events (${COLUMNS}) SELECT ${COLUMNS} FROM jsonb_populate_recordset(NULL::audit_events, $1::jsonb)`,
-    [JSON.stringify(added.map(toAuditFields))],
-  );
+  await client.query(`INSERT INTO audit_events (${COLUMNS}) SELECT ${COLUMNS} FROM jsonb_populate_recordset(NULL::audit_events, $1::jsonb)`, [
+    JSON.stringify(added.map(toAuditFields)),
+  ]);
   const movedTenants = new Set(added.map((event) => event.tenantId));
   const moved = [...heads].filter(([tenantId]) => movedTenants.has(tenantId)).map(([, head]) => head);
   await client.query(
@@ -103,10 +115,10 @@ async function appendLocked(client: PoolClient, events: AuditEventInput[]): Prom
 async function* eventsInOrder(pool: Pool, tenantId: string): AsyncGenerator<AuditEvent> {
   let afterSeq = 0;
   for (;;) {
-    const page = await pool.query<AuditRow>(
-      `SELECT ${COLUMNS} FROM audit_events WHERE tenant_id = $1 AND seq > $2 ORDER BY seq LIMIT ${VERIFY_PAGE}`,
-      [tenantId, afterSeq],
-    );
+    const page = await pool.query<AuditRow>(`SELECT ${COLUMNS} FROM audit_events WHERE tenant_id = $1 AND seq > $2 ORDER BY seq LIMIT ${VERIFY_PAGE}`, [
+      tenantId,
+      afterSeq,
+    ]);
     const events = page.rows.map(toEvent);
     yield* events;
     const last = events.at(-1);
@@ -142,10 +154,10 @@ export function createAuditRepository(pool: Pool): AuditRepository {
     },
     async list(filter, limit, beforeSeq) {
       const where = whereClause(filter, beforeSeq);
-      const result = await pool.query<AuditRow>(
-        `SELECT ${COLUMNS} FROM audit_events WHERE ${where.sql} ORDER BY seq DESC LIMIT $${where.params.length + 1}`,
-        [...where.params, limit],
-      );
+      const result = await pool.query<AuditRow>(`SELECT ${COLUMNS} FROM audit_events WHERE ${where.sql} ORDER BY seq DESC LIMIT $${where.params.length + 1}`, [
+        ...where.params,
+        limit,
+      ]);
       return result.rows.map(toEvent);
     },
     async verify(tenantId) {

@@ -233,7 +233,10 @@ export async function runMigrations(pool: Pool, migrations: readonly Migration[]
     const pending = [...migrations].sort((a, b) => a.version - b.version).filter((m) => !done.has(m.version));
     for (const migration of pending) await applyMigration(client, migration);
   } finally {
-    const unlocked = await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).then(() => true, () => false);
+    const unlocked = await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).then(
+      () => true,
+      () => false,
+    );
     // Destroying a client we could not unlock ends its session, which frees the lock.
     client.release(!unlocked);
   }

@@ -1,6 +1,14 @@
 /** Tenants and API keys in PostgreSQL. */
 import type { Pool } from 'pg';
-import { TenantExistsError, TenantNotFoundError, type ApiKeyRecord, type ApiKeyRepository, type Role, type Tenant, type TenantRepository } from '../repository.ts';
+import {
+  TenantExistsError,
+  TenantNotFoundError,
+  type ApiKeyRecord,
+  type ApiKeyRepository,
+  type Role,
+  type Tenant,
+  type TenantRepository,
+} from '../repository.ts';
 
 interface TenantRow {
   id: string;
@@ -108,7 +116,9 @@ export function createApiKeyRepository(pool: Pool): ApiKeyRepository {
       return row ? toApiKey(row) : null;
     },
     async revoke(id) {
-      const result = await pool.query<ApiKeyRow>(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING ${API_KEY_COLUMNS}`, [id]);
+      const result = await pool.query<ApiKeyRow>(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING ${API_KEY_COLUMNS}`, [
+        id,
+      ]);
       const row = result.rows[0];
       return row ? toApiKey(row) : null;
     },

@@ -52,7 +52,11 @@ function toGroup(row: GroupRow): UsageGroup {
 function whereClause(filter: UsageFilter, cursor: UsageCursor | null = null): { sql: string; params: unknown[] } {
   const params: unknown[] = [filter.tenantId, filter.since, filter.until];
   const conditions = ['tenant_id = $1', 'created_at >= $2', 'created_at < $3'];
-  const optional: Array<[string, string | undefined]> = [['model', filter.model], ['feature', filter.feature], ['key_id', filter.keyId]];
+  const optional: Array<[string, string | undefined]> = [
+    ['model', filter.model],
+    ['feature', filter.feature],
+    ['key_id', filter.keyId],
+  ];
   for (const [column, value] of optional) {
     if (value === undefined) continue;
     params.push(value);

@@ -104,7 +104,7 @@ function describeFailure(error: unknown, timeoutMs: number): string {
   if (code === 'UND_ERR_HEADERS_TIMEOUT') return `the key set endpoint did not answer within ${timeoutMs} ms`;
   if (code === 'UND_ERR_BODY_TIMEOUT') return `the key set endpoint stalled for ${timeoutMs} ms while sending the key set`;
   if (name === 'TimeoutError' || name === 'AbortError') return `the key set endpoint did not answer within ${timeoutMs} ms`;
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'the key set endpoint\'s host name does not resolve';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return "the key set endpoint's host name does not resolve";
   return 'the key set endpoint could not be reached';
 }
 

@@ -16,8 +16,16 @@ export { looksLikeJwt } from './untrusted-token.ts';
 /** The environment variables JWT verification reads. */
 export type JwtEnv = Pick<
   Env,
-  | 'JWT_ISSUERS' | 'JWT_JWKS_URL' | 'JWT_AUDIENCE' | 'JWT_ALGORITHMS' | 'JWT_TENANT_CLAIM' | 'JWT_ROLE_CLAIM'
-  | 'JWT_CLOCK_SKEW_S' | 'JWKS_CACHE_TTL_MS' | 'JWKS_REFETCH_INTERVAL_MS' | 'JWKS_TIMEOUT_MS'
+  | 'JWT_ISSUERS'
+  | 'JWT_JWKS_URL'
+  | 'JWT_AUDIENCE'
+  | 'JWT_ALGORITHMS'
+  | 'JWT_TENANT_CLAIM'
+  | 'JWT_ROLE_CLAIM'
+  | 'JWT_CLOCK_SKEW_S'
+  | 'JWKS_CACHE_TTL_MS'
+  | 'JWKS_REFETCH_INTERVAL_MS'
+  | 'JWKS_TIMEOUT_MS'
 >;
 
 /** Verifies JWTs; `close` stops the JWKS dispatcher. */
@@ -36,7 +44,11 @@ export function createJwtVerifier(env: JwtEnv, options: { now?: () => number } =
   if (!env.JWT_ISSUERS) return null;
   const now = options.now ?? Date.now;
   const jwksUrls = jwksUrlsOf(env.JWT_ISSUERS, env.JWT_JWKS_URL);
-  const algorithms = new Set(env.JWT_ALGORITHMS.split(',').map((alg) => alg.trim()).filter((alg) => ASYMMETRIC.has(alg)));
+  const algorithms = new Set(
+    env.JWT_ALGORITHMS.split(',')
+      .map((alg) => alg.trim())
+      .filter((alg) => ASYMMETRIC.has(alg)),
+  );
   const cache = new JwksCache({
     jwksUrls,
     ttlMs: env.JWKS_CACHE_TTL_MS,
@@ -58,8 +70,8 @@ export function createJwtVerifier(env: JwtEnv, options: { now?: () => number } =
       const issuer = allowedIssuer(payload.iss, jwksUrls);
       const kid = keyId(header.kid);
       const key = await cache.getKey(issuer, kid);
-      if (!key) throw new InvalidTokenError('unknown_key', 'The token\'s key id (kid) is not in the identity provider\'s key set.');
-      if (!keyFitsAlgorithm(key, alg)) throw new InvalidTokenError('algorithm_not_allowed', 'The token\'s algorithm does not match its key.');
+      if (!key) throw new InvalidTokenError('unknown_key', "The token's key id (kid) is not in the identity provider's key set.");
+      if (!keyFitsAlgorithm(key, alg)) throw new InvalidTokenError('algorithm_not_allowed', "The token's algorithm does not match its key.");
       const claims = verifySignedClaims(token, key, alg, rules(issuer), now());
       return principalFromClaims(claims, rules(issuer));
     },
@@ -69,7 +81,14 @@ export function createJwtVerifier(env: JwtEnv, options: { now?: () => number } =
 
 /** Issuer → JWKS URL; the issuer strings are kept exactly as configured because `iss` is compared exactly. */
 function jwksUrlsOf(issuersSetting: string, jwksUrl: string | undefined): Map<string, string> {
-  const issuers = [...new Set(issuersSetting.split(',').map((issuer) => issuer.trim()).filter(Boolean))];
+  const issuers = [
+    ...new Set(
+      issuersSetting
+        .split(',')
+        .map((issuer) => issuer.trim())
+        .filter(Boolean),
+    ),
+  ];
   if (issuers.length === 0) throw new ConfigError('Invalid environment variable JWT_ISSUERS: name at least one issuer URL.');
   if (jwksUrl !== undefined && issuers.length > 1) {
     throw new ConfigError('Invalid environment variable JWT_JWKS_URL: it applies to a single issuer; JWT_ISSUERS names several.');
@@ -93,13 +112,13 @@ function allowedAlgorithm(alg: unknown, algorithms: ReadonlySet<string>): Algori
 
 function allowedIssuer(iss: unknown, jwksUrls: ReadonlyMap<string, string>): string {
   if (typeof iss !== 'string') throw new InvalidTokenError('missing_claim', 'The token has no iss claim, which is required.');
-  if (!jwksUrls.has(iss)) throw new InvalidTokenError('issuer_not_allowed', 'The token\'s issuer (iss) is not accepted.');
+  if (!jwksUrls.has(iss)) throw new InvalidTokenError('issuer_not_allowed', "The token's issuer (iss) is not accepted.");
   return iss;
 }
 
 function keyId(kid: unknown): string {
   if (typeof kid !== 'string' || kid === '' || kid.length > MAX_KID_LENGTH) {
-    throw new InvalidTokenError('unknown_key', 'The token\'s header names no usable key id (kid).');
+    throw new InvalidTokenError('unknown_key', "The token's header names no usable key id (kid).");
   }
   return kid;
 }

@@ -20,7 +20,8 @@ const EDDSA_CURVES = new Set(['Ed25519', 'Ed448']);
 
 /** Whether `key` may verify a token signed with `alg` (key type, curve and the JWK's own `alg`). */
 export function keyFitsAlgorithm(key: VerificationKey, alg: string): boolean {
-  if (alg === 'EdDSA') return key.kty === 'OKP' && key.crv !== null && EDDSA_CURVES.has(key.crv) && (key.alg === null || key.alg === 'EdDSA' || key.alg === key.crv);
+  if (alg === 'EdDSA')
+    return key.kty === 'OKP' && key.crv !== null && EDDSA_CURVES.has(key.crv) && (key.alg === null || key.alg === 'EdDSA' || key.alg === key.crv);
   if (key.alg !== null && key.alg !== alg) return false;
   if (/^(RS|PS)(256|384|512)$/.test(alg)) return key.kty === 'RSA';
   return key.kty === 'EC' && EC_CURVES[alg] !== undefined && key.crv === EC_CURVES[alg];
@@ -56,7 +57,8 @@ export function principalFromClaims(claims: Record<string, unknown>, rules: Clai
   const tenant = claims[rules.tenantClaim];
   const role = claims[rules.roleClaim];
   if (tenant === undefined) throw new InvalidTokenError('missing_claim', `The token has no '${rules.tenantClaim}' claim naming the tenant.`);
-  if (typeof tenant !== 'string' || !TENANT_ID_PATTERN.test(tenant)) throw new InvalidTokenError('invalid_claim', `The token's '${rules.tenantClaim}' claim is not a valid tenant id.`);
+  if (typeof tenant !== 'string' || !TENANT_ID_PATTERN.test(tenant))
+    throw new InvalidTokenError('invalid_claim', `The token's '${rules.tenantClaim}' claim is not a valid tenant id.`);
   if (role === undefined) throw new InvalidTokenError('missing_claim', `The token has no '${rules.roleClaim}' claim naming the role.`);
   if (typeof role !== 'string' || !(ROLES as readonly string[]).includes(role)) {
     throw new InvalidTokenError('invalid_claim', `The token's '${rules.roleClaim}' claim is not one of the roles ${ROLES.join(', ')}.`);
@@ -68,19 +70,19 @@ export function principalFromClaims(claims: Record<string, unknown>, rules: Clai
 function checkIssuedAt(claims: Record<string, unknown>, clockSkewMs: number, nowMs: number): void {
   const iat = claims.iat;
   if (iat === undefined) return;
-  if (typeof iat !== 'number' || !Number.isFinite(iat)) throw new InvalidTokenError('invalid_claim', 'The token\'s iat claim is not a number.');
+  if (typeof iat !== 'number' || !Number.isFinite(iat)) throw new InvalidTokenError('invalid_claim', "The token's iat claim is not a number.");
   if (iat * 1000 > nowMs + clockSkewMs) throw new InvalidTokenError('not_yet_valid', 'The token was issued in the future (iat).');
 }
 
 const CLAIM_REASONS: Record<string, InvalidTokenReason> = { aud: 'audience_mismatch', iss: 'issuer_not_allowed' };
 const CLAIM_WORDS: Record<string, string> = {
-  aud: 'The token\'s audience (aud) is not this gateway.',
-  iss: 'The token\'s issuer (iss) is not accepted.',
+  aud: "The token's audience (aud) is not this gateway.",
+  iss: "The token's issuer (iss) is not accepted.",
 };
 
 /** One 401 per fast-jwt failure; anything unexpected from crypto counts as a bad signature, never a 500. */
 function toInvalidToken(error: unknown, token: string, required: string[]): InvalidTokenError {
-  if (!(error instanceof TokenError)) return new InvalidTokenError('bad_signature', 'The token\'s signature could not be verified.', error);
+  if (!(error instanceof TokenError)) return new InvalidTokenError('bad_signature', "The token's signature could not be verified.", error);
   const codes = TokenError.codes;
   switch (error.code) {
     case codes.expired:
@@ -90,10 +92,10 @@ function toInvalidToken(error: unknown, token: string, required: string[]): Inva
     case codes.invalidSignature:
     case codes.verifyError:
     case codes.missingSignature:
-      return new InvalidTokenError('bad_signature', 'The token\'s signature is invalid.', error);
+      return new InvalidTokenError('bad_signature', "The token's signature is invalid.", error);
     case codes.invalidAlgorithm:
     case codes.invalidKey:
-      return new InvalidTokenError('algorithm_not_allowed', 'The token\'s algorithm does not match its key.', error);
+      return new InvalidTokenError('algorithm_not_allowed', "The token's algorithm does not match its key.", error);
     case codes.missingRequiredClaim:
       return missingClaim(token, required, error);
     case codes.invalidClaimValue:

@@ -2,7 +2,16 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { BudgetPolicy, CreditTopUp, TenantPlan } from '../../../infra/store/repository.ts';
-import { BudgetPolicyInputSchema, createBudgetPolicy, deleteBudgetPolicy, PlanInputSchema, setTenantPlan, TopUpInputSchema, topUpCredits, type BudgetAdminDeps } from '../../../domain/budget/budget-admin.ts';
+import {
+  BudgetPolicyInputSchema,
+  createBudgetPolicy,
+  deleteBudgetPolicy,
+  PlanInputSchema,
+  setTenantPlan,
+  TopUpInputSchema,
+  topUpCredits,
+  type BudgetAdminDeps,
+} from '../../../domain/budget/budget-admin.ts';
 import { ResourceNotFoundError } from '../../../errors/gateway-error.ts';
 import { TenantIdSchema } from '../../../domain/tenants/tenant-id.ts';
 import { actorOf } from './actor.ts';
@@ -10,7 +19,14 @@ import { actorOf } from './actor.ts';
 const TenantParams = Type.Object({ tenant: TenantIdSchema });
 
 function policyJson(policy: BudgetPolicy) {
-  return { object: 'budget', id: policy.id, feature: policy.feature, window: policy.window, limit_micros: policy.limitMicros, created_at: policy.createdAt.toISOString() };
+  return {
+    object: 'budget',
+    id: policy.id,
+    feature: policy.feature,
+    window: policy.window,
+    limit_micros: policy.limitMicros,
+    created_at: policy.createdAt.toISOString(),
+  };
 }
 
 function topUpJson(topUp: CreditTopUp) {
@@ -18,7 +34,15 @@ function topUpJson(topUp: CreditTopUp) {
 }
 
 function planJson(plan: TenantPlan) {
-  return { object: 'plan', tenant: plan.tenantId, requests_per_minute: plan.requestsPerMinute, tokens_per_minute: plan.tokensPerMinute, key_requests_per_minute: plan.keyRequestsPerMinute, key_tokens_per_minute: plan.keyTokensPerMinute, max_queued: plan.maxQueued };
+  return {
+    object: 'plan',
+    tenant: plan.tenantId,
+    requests_per_minute: plan.requestsPerMinute,
+    tokens_per_minute: plan.tokensPerMinute,
+    key_requests_per_minute: plan.keyRequestsPerMinute,
+    key_tokens_per_minute: plan.keyTokensPerMinute,
+    max_queued: plan.maxQueued,
+  };
 }
 
 /**
@@ -31,16 +55,28 @@ export async function internalBudgetRoutes(app: FastifyInstance, options: { admi
     const policy = await createBudgetPolicy(options.admin, request.principal.tenantId, request.body, actorOf(request));
     return reply.code(201).send(policyJson(policy));
   });
-  typed.delete('/budgets/:id', { schema: { params: Type.Object({ id: Type.String({ minLength: 1 }) }) }, config: { permission: 'budgets.write' } }, async (request, reply) => {
-    await deleteBudgetPolicy(options.admin, request.principal.tenantId, request.params.id, actorOf(request));
-    return reply.code(204).send();
-  });
-  typed.post('/tenants/:tenant/credits', { schema: { params: TenantParams, body: TopUpInputSchema }, config: { permission: 'tenants.operate' } }, async (request, reply) => {
-    if (!(await options.admin.repository.tenants.get(request.params.tenant))) throw new ResourceNotFoundError(`Tenant '${request.params.tenant}'`);
-    return reply.code(201).send(topUpJson(await topUpCredits(options.admin, request.params.tenant, request.body, actorOf(request))));
-  });
-  typed.put('/tenants/:tenant/plan', { schema: { params: TenantParams, body: PlanInputSchema }, config: { permission: 'tenants.operate' } }, async (request) => {
-    if (!(await options.admin.repository.tenants.get(request.params.tenant))) throw new ResourceNotFoundError(`Tenant '${request.params.tenant}'`);
-    return planJson(await setTenantPlan(options.admin, request.params.tenant, request.body, actorOf(request)));
-  });
+  typed.delete(
+    '/budgets/:id',
+    { schema: { params: Type.Object({ id: Type.String({ minLength: 1 }) }) }, config: { permission: 'budgets.write' } },
+    async (request, reply) => {
+      await deleteBudgetPolicy(options.admin, request.principal.tenantId, request.params.id, actorOf(request));
+      return reply.code(204).send();
+    },
+  );
+  typed.post(
+    '/tenants/:tenant/credits',
+    { schema: { params: TenantParams, body: TopUpInputSchema }, config: { permission: 'tenants.operate' } },
+    async (request, reply) => {
+      if (!(await options.admin.repository.tenants.get(request.params.tenant))) throw new ResourceNotFoundError(`Tenant '${request.params.tenant}'`);
+      return reply.code(201).send(topUpJson(await topUpCredits(options.admin, request.params.tenant, request.body, actorOf(request))));
+    },
+  );
+  typed.put(
+    '/tenants/:tenant/plan',
+    { schema: { params: TenantParams, body: PlanInputSchema }, config: { permission: 'tenants.operate' } },
+    async (request) => {
+      if (!(await options.admin.repository.tenants.get(request.params.tenant))) throw new ResourceNotFoundError(`Tenant '${request.params.tenant}'`);
+      return planJson(await setTenantPlan(options.admin, request.params.tenant, request.body, actorOf(request)));
+    },
+  );
 }

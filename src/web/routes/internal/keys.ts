@@ -23,8 +23,12 @@ export async function internalKeyRoutes(app: FastifyInstance, options: { admin: 
     const tenantId = targetTenant(request.principal, request.query.tenant, options.operatorTenant, 'keys.read');
     return { object: 'list', data: (await listKeys(options.admin, tenantId)).map(keyJson) };
   });
-  typed.delete('/keys/:id', { schema: { params: Type.Object({ id: Type.String({ minLength: 1 }) }), querystring: TenantQuery }, config: { permission: 'keys.write' } }, async (request) => {
-    const tenantId = targetTenant(request.principal, request.query.tenant, options.operatorTenant, 'keys.write');
-    return keyJson(await revokeKey(options.admin, tenantId, request.params.id, actorOf(request)));
-  });
+  typed.delete(
+    '/keys/:id',
+    { schema: { params: Type.Object({ id: Type.String({ minLength: 1 }) }), querystring: TenantQuery }, config: { permission: 'keys.write' } },
+    async (request) => {
+      const tenantId = targetTenant(request.principal, request.query.tenant, options.operatorTenant, 'keys.write');
+      return keyJson(await revokeKey(options.admin, tenantId, request.params.id, actorOf(request)));
+    },
+  );
 }

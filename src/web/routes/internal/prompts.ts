@@ -4,7 +4,13 @@ import { Type } from '@sinclair/typebox';
 import { PromptNameSchema } from '../../../operations/chat/request-schema.ts';
 import { UnknownPromptError } from '../../../errors/gateway-error.ts';
 import { MAX_STORED_INTEGER } from '../../../infra/store/limits.ts';
-import { activatePromptVersion, createPromptVersion, promptVersionJson, PromptVersionInputSchema, type PromptAdminDeps } from '../../../domain/prompts/prompt-admin.ts';
+import {
+  activatePromptVersion,
+  createPromptVersion,
+  promptVersionJson,
+  PromptVersionInputSchema,
+  type PromptAdminDeps,
+} from '../../../domain/prompts/prompt-admin.ts';
 import { actorOf } from './actor.ts';
 
 const NameParams = Type.Object({ name: PromptNameSchema });
@@ -23,7 +29,13 @@ export async function internalPromptRoutes(app: FastifyInstance, options: { admi
   );
   typed.post(
     '/prompts/:name/activate',
-    { schema: { params: NameParams, body: Type.Object({ version: Type.Integer({ minimum: 1, maximum: MAX_STORED_INTEGER }) }, { additionalProperties: false }) }, config: { permission: 'prompts.write' } },
+    {
+      schema: {
+        params: NameParams,
+        body: Type.Object({ version: Type.Integer({ minimum: 1, maximum: MAX_STORED_INTEGER }) }, { additionalProperties: false }),
+      },
+      config: { permission: 'prompts.write' },
+    },
     async (request) => {
       const version = await activatePromptVersion(options.admin, request.principal.tenantId, request.params.name, request.body.version, actorOf(request));
       return promptVersionJson(version, version.version);
@@ -32,6 +44,11 @@ export async function internalPromptRoutes(app: FastifyInstance, options: { admi
   typed.get('/prompts/:name/versions', { schema: { params: NameParams }, config: { permission: 'prompts.write' } }, async (request) => {
     const history = await options.admin.repository.prompts.history(request.principal.tenantId, request.params.name);
     if (!history) throw new UnknownPromptError(request.params.name);
-    return { object: 'list', name: history.name, active_version: history.activeVersion, data: history.versions.map((v) => promptVersionJson(v, history.activeVersion)) };
+    return {
+      object: 'list',
+      name: history.name,
+      active_version: history.activeVersion,
+      data: history.versions.map((v) => promptVersionJson(v, history.activeVersion)),
+    };
   });
 }

@@ -11,8 +11,15 @@ export async function internalTenantRoutes(app: FastifyInstance, options: { admi
   typed.post('/tenants', { schema: { body: TenantInputSchema }, config: { permission: 'tenants.write' } }, async (request, reply) => {
     return reply.code(201).send(tenantJson(await createTenant(options.admin, request.body, actorOf(request))));
   });
-  typed.get('/tenants', { config: { permission: 'tenants.read' } }, async () => ({ object: 'list', data: (await options.admin.repository.tenants.list()).map(tenantJson) }));
-  typed.patch('/tenants/:tenant', { schema: { params: Type.Object({ tenant: TenantIdSchema }), body: TenantUpdateSchema }, config: { permission: 'tenants.write' } }, async (request) => {
-    return tenantJson(await updateTenant(options.admin, request.params.tenant, request.body, actorOf(request)));
-  });
+  typed.get('/tenants', { config: { permission: 'tenants.read' } }, async () => ({
+    object: 'list',
+    data: (await options.admin.repository.tenants.list()).map(tenantJson),
+  }));
+  typed.patch(
+    '/tenants/:tenant',
+    { schema: { params: Type.Object({ tenant: TenantIdSchema }), body: TenantUpdateSchema }, config: { permission: 'tenants.write' } },
+    async (request) => {
+      return tenantJson(await updateTenant(options.admin, request.params.tenant, request.body, actorOf(request)));
+    },
+  );
 }

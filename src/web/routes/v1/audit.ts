@@ -37,7 +37,12 @@ export const AuditEventSchema = Type.Object({
 });
 
 /** GET /v1/audit's answer: a page of events, newest first. */
-export const AuditPageSchema = Type.Object({ object: Type.Literal('list'), data: Type.Array(AuditEventSchema), has_more: Type.Boolean(), next_cursor: Type.Union([Type.String(), Type.Null()]) });
+export const AuditPageSchema = Type.Object({
+  object: Type.Literal('list'),
+  data: Type.Array(AuditEventSchema),
+  has_more: Type.Boolean(),
+  next_cursor: Type.Union([Type.String(), Type.Null()]),
+});
 
 /** The OpenAPI document's word on the route. */
 export const auditDocs: RouteDocs = {
@@ -66,19 +71,21 @@ function beforeSeq(cursor: string | undefined): number | null {
 
 /** GET /v1/audit: the caller's tenant's audit events, newest first, filtered by time, action and actor. */
 export async function auditRoutes(app: FastifyInstance, options: { audit: AuditRepository }): Promise<void> {
-  app.withTypeProvider<TypeBoxTypeProvider>().get('/v1/audit', { schema: { querystring: AuditQuerySchema }, config: { permission: 'audit.read' } }, async (request) => {
-    const query = request.query;
-    const filter: AuditFilter = { tenantId: request.principal.tenantId };
-    if (query.since) filter.since = parseTime('since', query.since);
-    if (query.until) filter.until = parseTime('until', query.until);
-    if (query.action) filter.action = query.action;
-    if (query.actor) filter.actor = query.actor;
-    const limit = parseLimit(query.limit, 100, 1000);
-    const page = await options.audit.list(filter, limit + 1, beforeSeq(query.cursor));
-    const events = page.slice(0, limit);
-    const last = events.at(-1);
-    const hasMore = page.length > limit && last !== undefined;
-    return { object: 'list', data: events.map(auditEventJson), has_more: hasMore, next_cursor: hasMore ? encodeCursor([String(last.seq)]) : null };
-  });
+  app
+    .withTypeProvider<TypeBoxTypeProvider>()
+    .get('/v1/audit', { schema: { querystring: AuditQuerySchema }, config: { permission: 'audit.read' } }, async (request) => {
+      const query = request.query;
+      const filter: AuditFilter = { tenantId: request.principal.tenantId };
+      if (query.since) filter.since = parseTime('since', query.since);
+      if (query.until) filter.until = parseTime('until', query.until);
+      if (query.action) filter.action = query.action;
+      if (query.actor) filter.actor = query.actor;
+      const limit = parseLimit(query.limit, 100, 1000);
+      const page = await options.audit.list(filter, limit + 1, beforeSeq(query.cursor));
+      const events = page.slice(0, limit);
+      const last = events.at(-1);
+      const hasMore = page.length > limit && last !== undefined;
+      return { object: 'list', data: events.map(auditEventJson), has_more: hasMore, next_cursor: hasMore ? encodeCursor([String(last.seq)]) : null };
+    });
   rejectOtherMethods(app, '/v1/audit', ['GET']);
 }

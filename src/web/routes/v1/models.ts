@@ -14,7 +14,7 @@ export const modelDocs: RouteDocs = {
   'GET /v1/models': {
     operationId: 'listModels',
     summary: 'List models',
-    description: 'The three tiers first, then every catalog alias, in the catalog\'s order.',
+    description: "The three tiers first, then every catalog alias, in the catalog's order.",
     tags: ['Models'],
     credentials: 'bearer',
     responses: { 200: json('The catalog.', ModelListSchema), ...errors('openai', AUTHENTICATED) },

@@ -28,20 +28,21 @@ export const promptDocs: RouteDocs = {
     summary: 'Resolve the active version of a prompt',
     tags: ['Prompts'],
     credentials: 'bearer',
-    responses: { 200: json('The active version.', PromptVersionSchema), ...errors('openai', [...AUTHENTICATED, 404], { 404: 'The tenant has no prompt of that name (`prompt_not_found`).' }) },
+    responses: {
+      200: json('The active version.', PromptVersionSchema),
+      ...errors('openai', [...AUTHENTICATED, 404], { 404: 'The tenant has no prompt of that name (`prompt_not_found`).' }),
+    },
   },
 };
 
 /** GET /v1/prompts/{name}: the active version of the caller's tenant's prompt, with its variables. */
 export async function promptRoutes(app: FastifyInstance, options: { prompts: PromptCache }): Promise<void> {
-  app.withTypeProvider<TypeBoxTypeProvider>().get(
-    '/v1/prompts/:name',
-    { schema: { params: Type.Object({ name: PromptNameSchema }) }, config: { permission: 'prompts.read' } },
-    async (request) => {
+  app
+    .withTypeProvider<TypeBoxTypeProvider>()
+    .get('/v1/prompts/:name', { schema: { params: Type.Object({ name: PromptNameSchema }) }, config: { permission: 'prompts.read' } }, async (request) => {
       const active = await options.prompts.getActive(request.principal.tenantId, request.params.name);
       if (!active) throw new UnknownPromptError(request.params.name);
       return promptVersionJson(active);
-    },
-  );
+    });
   rejectOtherMethods(app, '/v1/prompts/:name', ['GET']);
 }

@@ -72,7 +72,11 @@ const UsageGroupSchema = Type.Object({
 /** GET /v1/usage's answer: a page of records, or with `group_by` the sums of each group. */
 export const UsageAnswerSchema = Type.Union([
   Type.Object({ object: Type.Literal('list'), data: Type.Array(UsageRecordSchema), has_more: Type.Boolean(), next_cursor: Nullable(Type.String()) }),
-  Type.Object({ object: Type.Literal('list'), group_by: Type.Union([Type.Literal('day'), Type.Literal('model'), Type.Literal('feature')]), data: Type.Array(UsageGroupSchema) }),
+  Type.Object({
+    object: Type.Literal('list'),
+    group_by: Type.Union([Type.Literal('day'), Type.Literal('model'), Type.Literal('feature')]),
+    data: Type.Array(UsageGroupSchema),
+  }),
 ]);
 
 /** The OpenAPI document's word on the route. */
@@ -115,30 +119,32 @@ function parseCursor(value: string | undefined): UsageCursor | null {
 
 /** GET /v1/usage: the caller's tenant's usage records, newest first, or sums by day, model or feature. */
 export async function usageRoutes(app: FastifyInstance, options: { usage: UsageRepository }): Promise<void> {
-  app.withTypeProvider<TypeBoxTypeProvider>().get('/v1/usage', { schema: { querystring: UsageQuerySchema }, config: { permission: 'usage.read' } }, async (request) => {
-    const query = request.query;
-    const since = parseDay('since', query.since);
-    const until = query.until === undefined ? nextDay(new Date()) : nextDay(parseDay('until', query.until));
-    if (until <= since) throw new InvalidValueError('until', "'until' must not be before 'since'.");
-    const filter: UsageFilter = { tenantId: request.principal.tenantId, since, until };
-    if (query.model) filter.model = query.model;
-    if (query.feature) filter.feature = query.feature;
-    if (query.key_id) filter.keyId = query.key_id;
-    if (query.group_by) {
-      const groups = await options.usage.sum(filter, query.group_by);
-      return { object: 'list', group_by: query.group_by, data: groups.map((group) => groupJson(query.group_by as string, group)) };
-    }
-    const limit = parseLimit(query.limit, 100, 1000);
-    const page = await options.usage.list(filter, limit + 1, parseCursor(query.cursor));
-    const records = page.slice(0, limit);
-    const last = records.at(-1);
-    const hasMore = page.length > limit && last !== undefined;
-    return {
-      object: 'list',
-      data: records.map(usageRecordJson),
-      has_more: hasMore,
-      next_cursor: hasMore ? encodeCursor([last.createdAt.toISOString(), last.requestId]) : null,
-    };
-  });
+  app
+    .withTypeProvider<TypeBoxTypeProvider>()
+    .get('/v1/usage', { schema: { querystring: UsageQuerySchema }, config: { permission: 'usage.read' } }, async (request) => {
+      const query = request.query;
+      const since = parseDay('since', query.since);
+      const until = query.until === undefined ? nextDay(new Date()) : nextDay(parseDay('until', query.until));
+      if (until <= since) throw new InvalidValueError('until', "'until' must not be before 'since'.");
+      const filter: UsageFilter = { tenantId: request.principal.tenantId, since, until };
+      if (query.model) filter.model = query.model;
+      if (query.feature) filter.feature = query.feature;
+      if (query.key_id) filter.keyId = query.key_id;
+      if (query.group_by) {
+        const groups = await options.usage.sum(filter, query.group_by);
+        return { object: 'list', group_by: query.group_by, data: groups.map((group) => groupJson(query.group_by as string, group)) };
+      }
+      const limit = parseLimit(query.limit, 100, 1000);
+      const page = await options.usage.list(filter, limit + 1, parseCursor(query.cursor));
+      const records = page.slice(0, limit);
+      const last = records.at(-1);
+      const hasMore = page.length > limit && last !== undefined;
+      return {
+        object: 'list',
+        data: records.map(usageRecordJson),
+        has_more: hasMore,
+        next_cursor: hasMore ? encodeCursor([last.createdAt.toISOString(), last.requestId]) : null,
+      };
+    });
   rejectOtherMethods(app, '/v1/usage', ['GET']);
 }

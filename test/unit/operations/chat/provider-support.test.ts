@@ -12,7 +12,9 @@ function request(fields: Record<string, unknown> = {}, messages: unknown[] = [{ 
 
 describe('providerCannotServe', () => {
   it('lets an OpenAI-compatible provider take every parameter and content type', () => {
-    const body = request({ seed: 1, logprobs: true, logit_bias: { '50256': -100 }, metadata: { a: 'b' } }, [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] }]);
+    const body = request({ seed: 1, logprobs: true, logit_bias: { '50256': -100 }, metadata: { a: 'b' } }, [
+      { role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] },
+    ]);
     expect(providerCannotServe(body, openAiCompatibleDescriptor, 'gpt')).toBeUndefined();
   });
 
@@ -24,7 +26,16 @@ describe('providerCannotServe', () => {
   });
 
   it('takes the parameters the descriptor lists, and the door-owned ones', () => {
-    const body = request({ temperature: 0.2, top_p: 0.9, stop: ['x'], user: 'u1', tools: [], stream: true, stream_options: { include_usage: true }, reasoning_effort: 'low' });
+    const body = request({
+      temperature: 0.2,
+      top_p: 0.9,
+      stop: ['x'],
+      user: 'u1',
+      tools: [],
+      stream: true,
+      stream_options: { include_usage: true },
+      reasoning_effort: 'low',
+    });
     expect(providerCannotServe(body, anthropicDescriptor, 'claude')).toBeUndefined();
   });
 
@@ -36,7 +47,16 @@ describe('providerCannotServe', () => {
   });
 
   it('refuses a content part type the provider cannot take, naming the part and its type', () => {
-    const messages = [{ role: 'user', content: 'hi' }, { role: 'user', content: [{ type: 'text', text: 'listen' }, { type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] }];
+    const messages = [
+      { role: 'user', content: 'hi' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'listen' },
+          { type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } },
+        ],
+      },
+    ];
     const error = providerCannotServe(request({}, messages), anthropicDescriptor, 'claude');
     expect(error).toMatchObject({ param: 'messages[1].content[1]' });
     expect(error?.message).toContain("(content of type 'input_audio')");
@@ -51,12 +71,23 @@ describe('providerCannotServe', () => {
   });
 
   it.each([anthropicDescriptor, geminiDescriptor])('refuses the deprecated function role for %s, which has no call id', (descriptor) => {
-    const messages = [{ role: 'user', content: 'hi' }, { role: 'function', name: 'f', content: '{}' }];
+    const messages = [
+      { role: 'user', content: 'hi' },
+      { role: 'function', name: 'f', content: '{}' },
+    ];
     expect(providerCannotServe(request({}, messages), descriptor, 'x')).toMatchObject({ param: 'messages[1].role' });
   });
 
   it.each([anthropicDescriptor, geminiDescriptor])('refuses a file part that names an uploaded file instead of carrying it', (descriptor) => {
-    const messages = [{ role: 'user', content: [{ type: 'text', text: 'read' }, { type: 'file', file: { file_id: 'file-abc' } }] }];
+    const messages = [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'read' },
+          { type: 'file', file: { file_id: 'file-abc' } },
+        ],
+      },
+    ];
     expect(providerCannotServe(request({}, messages), descriptor, 'x')).toMatchObject({ param: 'messages[0].content[1].file.file_id' });
     const inline = [{ role: 'user', content: [{ type: 'file', file: { file_data: 'data:application/pdf;base64,JVBERi0=', filename: 'a.pdf' } }] }];
     expect(providerCannotServe(request({}, inline), descriptor, 'x')).toBeUndefined();

@@ -18,7 +18,11 @@ describe('requestShape', () => {
   });
 
   it('a named-prompt request carries prompt and variables, and may stream', () => {
-    expect(requestShape({ prompt: 'p', variables: { a: 'b' }, stream: true, stream_options: { include_usage: true }, user: 'u1' })).toEqual({ kind: 'prompt', name: 'p', variables: { a: 'b' } });
+    expect(requestShape({ prompt: 'p', variables: { a: 'b' }, stream: true, stream_options: { include_usage: true }, user: 'u1' })).toEqual({
+      kind: 'prompt',
+      name: 'p',
+      variables: { a: 'b' },
+    });
     expect(requestShape({ prompt: 'p' })).toEqual({ kind: 'prompt', name: 'p', variables: {} });
   });
 

@@ -3,16 +3,19 @@ import { resolveModel } from '../../../../src/operations/chat/resolve-model.ts';
 import type { ChatCompletionRequest } from '../../../../src/operations/chat/request-schema.ts';
 import type { CatalogFile, CatalogModel } from '../../../../src/domain/catalog/schema.ts';
 import { countPromptTokens, promptTokensUpperBound } from '../../../../src/providers/shared/tokens.ts';
-import {
-  AutoModelUnavailableError,
-  ContextLengthExceededError,
-  ModelNotFoundError,
-  UnsupportedParameterError,
-} from '../../../../src/errors/gateway-error.ts';
+import { AutoModelUnavailableError, ContextLengthExceededError, ModelNotFoundError, UnsupportedParameterError } from '../../../../src/errors/gateway-error.ts';
 import { gatewayError as thrown } from '../../../helpers/gateway-errors.ts';
 
 function model(context_window: number, overrides: Record<string, unknown> = {}): CatalogModel {
-  return { provider: 'simulator', upstream_model: 'sim', context_window, max_output_tokens: 1024, input_price_per_mtok: 1, output_price_per_mtok: 1, ...overrides };
+  return {
+    provider: 'simulator',
+    upstream_model: 'sim',
+    context_window,
+    max_output_tokens: 1024,
+    input_price_per_mtok: 1,
+    output_price_per_mtok: 1,
+    ...overrides,
+  };
 }
 
 const catalog: CatalogFile = {
@@ -147,14 +150,28 @@ describe('resolveModel: tiers', () => {
 describe('resolveModel: what each provider can serve', () => {
   const mixed: CatalogFile = {
     models: {
-      claude: { provider: 'anthropic', upstream_model: 'claude-x', context_window: 200_000, max_output_tokens: 8192, input_price_per_mtok: 3, output_price_per_mtok: 15 },
-      gemini: { provider: 'gemini', upstream_model: 'gemini-x', context_window: 1_000_000, max_output_tokens: 8192, input_price_per_mtok: 1, output_price_per_mtok: 2 },
+      claude: {
+        provider: 'anthropic',
+        upstream_model: 'claude-x',
+        context_window: 200_000,
+        max_output_tokens: 8192,
+        input_price_per_mtok: 3,
+        output_price_per_mtok: 15,
+      },
+      gemini: {
+        provider: 'gemini',
+        upstream_model: 'gemini-x',
+        context_window: 1_000_000,
+        max_output_tokens: 8192,
+        input_price_per_mtok: 1,
+        output_price_per_mtok: 2,
+      },
       gpt: model(100_000, { provider: 'openai-compatible', base_url: 'http://127.0.0.1:1/v1' }),
     },
     tiers: { 'svc-flash': ['claude', 'gemini', 'gpt'], 'svc-standard': ['claude'], 'svc-pro': ['gemini'] },
   };
 
-  it("drops a candidate whose provider does not take a parameter, before anything is queued", () => {
+  it('drops a candidate whose provider does not take a parameter, before anything is queued', () => {
     expect(resolveModel(mixed, body('svc-flash', { seed: 3 }), '/v1/chat/completions').candidates.map((c) => c.alias)).toEqual(['gemini', 'gpt']);
     expect(resolveModel(mixed, body('svc-flash', { logprobs: true }), '/v1/chat/completions').candidates.map((c) => c.alias)).toEqual(['gpt']);
   });
@@ -165,8 +182,11 @@ describe('resolveModel: what each provider can serve', () => {
     expect([error.status, error.code, error.param]).toEqual([422, 'unsupported_parameter', 'seed']);
   });
 
-  it("names the part of a message a provider cannot take", () => {
-    const audio = { model: 'claude', messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] }] } as ChatCompletionRequest;
+  it('names the part of a message a provider cannot take', () => {
+    const audio = {
+      model: 'claude',
+      messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] }],
+    } as ChatCompletionRequest;
     expect(thrown(() => resolveModel(mixed, audio, '/v1/chat/completions')).param).toBe('messages[0].content[0]');
   });
 });

@@ -128,11 +128,20 @@ describe('chatToMessage', () => {
     const message = messageOf({ ...completion({}), choices: [] });
     expect(message.content).toEqual([]);
     expect(message.stop_reason).toBe('end_turn');
-    expect(message.usage).toMatchObject({ input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens_details: null });
+    expect(message.usage).toMatchObject({
+      input_tokens: 0,
+      output_tokens: 0,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      output_tokens_details: null,
+    });
   });
 
   it('is what the official client returns from messages.create()', async () => {
-    const message = chatToMessage(completion({ content: 'Hi.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] }, 'tool_calls', USAGE), 'svc-model');
+    const message = chatToMessage(
+      completion({ content: 'Hi.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] }, 'tool_calls', USAGE),
+      'svc-model',
+    );
     const received = await clientAnswering(message).messages.create({ model: 'svc-model', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] });
     expect(received).toEqual(message);
   });

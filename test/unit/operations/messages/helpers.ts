@@ -12,7 +12,8 @@ export interface LegacySampling {
 
 /** A request built with the official SDK's types, as the door's schema types it (fails the test when the schema refuses it). */
 export function admitted(params: Anthropic.Messages.MessageCreateParams & LegacySampling): MessagesRequest {
-  if (!Value.Check(MessagesRequestSchema, params)) throw new Error(`the schema refuses the request: ${JSON.stringify([...Value.Errors(MessagesRequestSchema, params)].slice(0, 3))}`);
+  if (!Value.Check(MessagesRequestSchema, params))
+    throw new Error(`the schema refuses the request: ${JSON.stringify([...Value.Errors(MessagesRequestSchema, params)].slice(0, 3))}`);
   return params;
 }
 
@@ -36,7 +37,9 @@ export function clientAnswering(body: string | object): Anthropic {
 
 /** What the SDK made of a stream of events: the final message of `messages.stream()`. */
 export function accumulated(body: string): Promise<Anthropic.Messages.Message> {
-  return clientAnswering(body).messages.stream({ model: 'claude-test', max_tokens: 1024, messages: [{ role: 'user', content: 'hi' }] }).finalMessage();
+  return clientAnswering(body)
+    .messages.stream({ model: 'claude-test', max_tokens: 1024, messages: [{ role: 'user', content: 'hi' }] })
+    .finalMessage();
 }
 
 /**

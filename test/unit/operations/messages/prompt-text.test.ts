@@ -33,7 +33,14 @@ describe('promptTextBytes', () => {
         { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'result' }] }] },
       ],
     });
-    const expected = 'sys'.length + ('f'.length + 'desc'.length + '{"type":"object"}'.length) + 'text'.length + 'doc'.length + 'think'.length + ('f'.length + '{"a":1}'.length) + 'result'.length;
+    const expected =
+      'sys'.length +
+      ('f'.length + 'desc'.length + '{"type":"object"}'.length) +
+      'text'.length +
+      'doc'.length +
+      'think'.length +
+      ('f'.length + '{"a":1}'.length) +
+      'result'.length;
     expect(promptTextBytes(request)).toBe(expected);
   });
 });
@@ -41,7 +48,16 @@ describe('promptTextBytes', () => {
 describe('countPromptTokens', () => {
   it('counts the texts with the tokenizer, plus a few tokens per turn', () => {
     const one = countPromptTokens(admitted({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: 'hello' }] }));
-    const two = countPromptTokens(admitted({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'hello' }] }));
+    const two = countPromptTokens(
+      admitted({
+        model: 'm',
+        max_tokens: 1,
+        messages: [
+          { role: 'user', content: 'hello' },
+          { role: 'assistant', content: 'hello' },
+        ],
+      }),
+    );
     expect(one).toBe(3 + 3 + 1);
     expect(two - one).toBe(3 + 1);
   });

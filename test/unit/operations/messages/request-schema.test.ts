@@ -20,7 +20,13 @@ const FULL_REQUEST: Anthropic.Messages.MessageCreateParams = {
   thinking: { type: 'enabled', budget_tokens: 2048, display: 'summarized' },
   output_config: { effort: 'high', format: { type: 'json_schema', schema: { type: 'object' } } },
   tools: [
-    { name: 'get_weather', description: 'Weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } }, cache_control: { type: 'ephemeral' }, strict: true },
+    {
+      name: 'get_weather',
+      description: 'Weather',
+      input_schema: { type: 'object', properties: { city: { type: 'string' } } },
+      cache_control: { type: 'ephemeral' },
+      strict: true,
+    },
     { type: 'custom', name: 'noop', input_schema: { type: 'object' } },
     { type: 'web_search_20250305', name: 'web_search', max_uses: 3 },
     { type: 'bash_20250124', name: 'bash' },
@@ -54,7 +60,15 @@ const FULL_REQUEST: Anthropic.Messages.MessageCreateParams = {
     {
       role: 'user',
       content: [
-        { type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'sunny' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } }], is_error: false },
+        {
+          type: 'tool_result',
+          tool_use_id: 'toolu_1',
+          content: [
+            { type: 'text', text: 'sunny' },
+            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } },
+          ],
+          is_error: false,
+        },
         { type: 'text', text: 'Thanks' },
       ],
     },
@@ -81,7 +95,14 @@ async function post(body: unknown, url = '/v1/messages') {
 }
 
 const userSays = (content: unknown) => ({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content }] });
-const assistantSaid = (block: unknown) => ({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: [block] }] });
+const assistantSaid = (block: unknown) => ({
+  model: 'm',
+  max_tokens: 10,
+  messages: [
+    { role: 'user', content: 'hi' },
+    { role: 'assistant', content: [block] },
+  ],
+});
 const withField = (field: Record<string, unknown>) => ({ ...userSays('hi'), ...field });
 
 describe('POST /v1/messages schema: what the door admits', () => {
@@ -100,7 +121,15 @@ describe('POST /v1/messages schema: what the door admits', () => {
   });
 
   it('admits a system turn among the messages and a string system prompt', async () => {
-    const body = { model: 'm', max_tokens: 10, system: 'Be brief.', messages: [{ role: 'system', content: 'Now in French.' }, { role: 'user', content: 'hi' }] };
+    const body = {
+      model: 'm',
+      max_tokens: 10,
+      system: 'Be brief.',
+      messages: [
+        { role: 'system', content: 'Now in French.' },
+        { role: 'user', content: 'hi' },
+      ],
+    };
     expect(await post(body)).toEqual({ status: 200, body: { ok: true } });
   });
 
@@ -126,14 +155,34 @@ describe('POST /v1/messages schema: an error names the field', () => {
     ['an unknown role', { ...userSays('hi'), messages: [{ role: 'robot', content: 'hi' }] }, 'invalid_value', 'messages[0].role'],
     ['a text block without text', userSays([{ type: 'text' }]), 'missing_required_field', 'messages[0].content[0].text'],
     ['an image without source', userSays([{ type: 'image' }]), 'missing_required_field', 'messages[0].content[0].source'],
-    ['a base64 source without data', userSays([{ type: 'image', source: { type: 'base64', media_type: 'image/png' } }]), 'missing_required_field', 'messages[0].content[0].source.data'],
+    [
+      'a base64 source without data',
+      userSays([{ type: 'image', source: { type: 'base64', media_type: 'image/png' } }]),
+      'missing_required_field',
+      'messages[0].content[0].source.data',
+    ],
     ['a url source without url', userSays([{ type: 'document', source: { type: 'url' } }]), 'missing_required_field', 'messages[0].content[0].source.url'],
     ['an image source that is a string', userSays([{ type: 'image', source: 'https://example.com/a.png' }]), 'invalid_value', 'messages[0].content[0].source'],
     ['a tool_use without input', assistantSaid({ type: 'tool_use', id: 't1', name: 'f' }), 'missing_required_field', 'messages[1].content[0].input'],
-    ['a tool_use input that is a string', assistantSaid({ type: 'tool_use', id: 't1', name: 'f', input: '{}' }), 'invalid_value', 'messages[1].content[0].input'],
+    [
+      'a tool_use input that is a string',
+      assistantSaid({ type: 'tool_use', id: 't1', name: 'f', input: '{}' }),
+      'invalid_value',
+      'messages[1].content[0].input',
+    ],
     ['a tool_result without tool_use_id', userSays([{ type: 'tool_result', content: 'x' }]), 'missing_required_field', 'messages[0].content[0].tool_use_id'],
-    ['a tool_result content that is an object', userSays([{ type: 'tool_result', tool_use_id: 't1', content: { text: 'x' } }]), 'invalid_value', 'messages[0].content[0].content'],
-    ['a text block in a tool result without text', userSays([{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text' }] }]), 'missing_required_field', 'messages[0].content[0].content[0].text'],
+    [
+      'a tool_result content that is an object',
+      userSays([{ type: 'tool_result', tool_use_id: 't1', content: { text: 'x' } }]),
+      'invalid_value',
+      'messages[0].content[0].content',
+    ],
+    [
+      'a text block in a tool result without text',
+      userSays([{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text' }] }]),
+      'missing_required_field',
+      'messages[0].content[0].content[0].text',
+    ],
     ['a thinking block without signature', assistantSaid({ type: 'thinking', thinking: 'x' }), 'missing_required_field', 'messages[1].content[0].signature'],
     ['a redacted_thinking block without data', assistantSaid({ type: 'redacted_thinking' }), 'missing_required_field', 'messages[1].content[0].data'],
     ['a system block that is not text', withField({ system: [{ type: 'image', text: 'x' }] }), 'invalid_value', 'system[0].type'],

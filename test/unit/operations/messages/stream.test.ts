@@ -17,7 +17,13 @@ type Event = Anthropic.Messages.RawMessageStreamEvent;
 const USAGE: Usage = { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150, prompt_tokens_details: { cached_tokens: 100, cache_write_tokens: 0 } };
 
 function chunk(delta: ChunkDelta, finishReason: string | null = null): ChatCompletionChunk {
-  return { id: 'chatcmpl-9', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'gpt-test', choices: [{ index: 0, delta, finish_reason: finishReason }] };
+  return {
+    id: 'chatcmpl-9',
+    object: 'chat.completion.chunk',
+    created: 1_700_000_000,
+    model: 'gpt-test',
+    choices: [{ index: 0, delta, finish_reason: finishReason }],
+  };
 }
 
 function usageChunk(usage: Usage): ChatCompletionChunk {
@@ -60,7 +66,13 @@ const json = (piece: string) => ({ type: 'input_json_delta', partial_json: piece
 
 describe('MessageStreamTranslator: the frame', () => {
   it('sends message_start first, then the blocks, then message_delta with the usage, then message_stop', () => {
-    const events = translate([chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hel' }), chunk({ content: 'lo' }), chunk({}, 'stop'), usageChunk(USAGE)]);
+    const events = translate([
+      chunk({ role: 'assistant', content: '' }),
+      chunk({ content: 'Hel' }),
+      chunk({ content: 'lo' }),
+      chunk({}, 'stop'),
+      usageChunk(USAGE),
+    ]);
     expect(events).toEqual([
       {
         type: 'message_start',
@@ -96,7 +108,14 @@ describe('MessageStreamTranslator: the frame', () => {
       {
         type: 'message_delta',
         delta: { stop_reason: 'end_turn', stop_sequence: null, stop_details: null, container: null },
-        usage: { input_tokens: 20, output_tokens: 30, cache_creation_input_tokens: 0, cache_read_input_tokens: 100, output_tokens_details: null, server_tool_use: null },
+        usage: {
+          input_tokens: 20,
+          output_tokens: 30,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 100,
+          output_tokens_details: null,
+          server_tool_use: null,
+        },
       },
       { type: 'message_stop' },
     ]);
@@ -125,13 +144,22 @@ describe('MessageStreamTranslator: the frame', () => {
 
   it("leaves message_start's estimate standing when the upstream reported no usage", async () => {
     const events = translate([chunk({ content: 'x' }, 'stop')], null);
-    expect(events.find((event) => event.type === 'message_delta')).toMatchObject({ usage: { input_tokens: null, output_tokens: 0, cache_read_input_tokens: null } });
+    expect(events.find((event) => event.type === 'message_delta')).toMatchObject({
+      usage: { input_tokens: null, output_tokens: 0, cache_read_input_tokens: null },
+    });
     expect((await accumulated(sseOf(events))).usage).toMatchObject({ input_tokens: 111, output_tokens: 0 });
   });
 
   it('reports the thinking tokens of the usage', () => {
-    const events = translate([chunk({ content: 'x' }, 'stop')], { prompt_tokens: 5, completion_tokens: 9, total_tokens: 14, completion_tokens_details: { reasoning_tokens: 4 } });
-    expect(events.find((event) => event.type === 'message_delta')).toMatchObject({ usage: { input_tokens: 5, output_tokens: 9, output_tokens_details: { thinking_tokens: 4 } } });
+    const events = translate([chunk({ content: 'x' }, 'stop')], {
+      prompt_tokens: 5,
+      completion_tokens: 9,
+      total_tokens: 14,
+      completion_tokens_details: { reasoning_tokens: 4 },
+    });
+    expect(events.find((event) => event.type === 'message_delta')).toMatchObject({
+      usage: { input_tokens: 5, output_tokens: 9, output_tokens_details: { thinking_tokens: 4 } },
+    });
   });
 });
 
@@ -186,7 +214,12 @@ describe('MessageStreamTranslator: blocks', () => {
 
   it('sends the text of a thinking block that came only in thinking_blocks', () => {
     const events = translate([chunk({ thinking_blocks: [{ type: 'thinking', thinking: 'Quietly.', signature: 'sig' }] }), chunk({ content: 'Hi.' }, 'stop')]);
-    expect(blockEvents(events).slice(0, 4)).toEqual([['start', 0, 'thinking'], ['delta', 0, thinking('Quietly.')], ['delta', 0, signature('sig')], ['stop', 0]]);
+    expect(blockEvents(events).slice(0, 4)).toEqual([
+      ['start', 0, 'thinking'],
+      ['delta', 0, thinking('Quietly.')],
+      ['delta', 0, signature('sig')],
+      ['stop', 0],
+    ]);
   });
 
   it('opens a tool_use block per call, streaming its arguments as input_json_delta', () => {
@@ -210,7 +243,11 @@ describe('MessageStreamTranslator: blocks', () => {
       ['delta', 2, json('{}')],
       ['stop', 2],
     ]);
-    expect(events[4]).toEqual({ type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'call_a', name: 'get_weather', input: {}, caller: { type: 'direct' } } });
+    expect(events[4]).toEqual({
+      type: 'content_block_start',
+      index: 1,
+      content_block: { type: 'tool_use', id: 'call_a', name: 'get_weather', input: {}, caller: { type: 'direct' } },
+    });
     expect(events.at(-2)).toMatchObject({ type: 'message_delta', delta: { stop_reason: 'tool_use' } });
   });
 
@@ -241,7 +278,12 @@ describe('MessageStreamTranslator: blocks', () => {
 
   it("streams a refusal's words as text", () => {
     const events = translate([chunk({ refusal: "I can't" }), chunk({ refusal: ' help.' }, 'content_filter')]);
-    expect(blockEvents(events)).toEqual([['start', 0, 'text'], ['delta', 0, text("I can't")], ['delta', 0, text(' help.')], ['stop', 0]]);
+    expect(blockEvents(events)).toEqual([
+      ['start', 0, 'text'],
+      ['delta', 0, text("I can't")],
+      ['delta', 0, text(' help.')],
+      ['stop', 0],
+    ]);
   });
 });
 

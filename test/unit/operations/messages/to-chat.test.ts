@@ -124,7 +124,16 @@ describe('messagesToChat: user turns', () => {
         { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF }, title: 'Q3 results' },
         { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF } },
         { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'Plain words.' }, cache_control: { type: 'ephemeral' } },
-        { type: 'document', source: { type: 'content', content: [{ type: 'text', text: 'Part one.' }, { type: 'image', source: { type: 'url', url: 'https://example.com/c.png' } }] } },
+        {
+          type: 'document',
+          source: {
+            type: 'content',
+            content: [
+              { type: 'text', text: 'Part one.' },
+              { type: 'image', source: { type: 'url', url: 'https://example.com/c.png' } },
+            ],
+          },
+        },
         { type: 'document', source: { type: 'content', content: 'Inline.' } },
       ],
     };
@@ -145,7 +154,14 @@ describe('messagesToChat: user turns', () => {
       content: [
         { type: 'text', text: 'Here you go.' },
         { type: 'tool_result', tool_use_id: 'toolu_1', content: 'sunny' },
-        { type: 'tool_result', tool_use_id: 'toolu_2', content: [{ type: 'text', text: 'line 1' }, { type: 'text', text: 'line 2' }] },
+        {
+          type: 'tool_result',
+          tool_use_id: 'toolu_2',
+          content: [
+            { type: 'text', text: 'line 1' },
+            { type: 'text', text: 'line 2' },
+          ],
+        },
       ],
     };
     expect(messagesOf([turn])).toEqual([
@@ -156,7 +172,13 @@ describe('messagesToChat: user turns', () => {
   });
 
   it('says in the text that a tool result is an error, and sends no user message for a turn of results only', () => {
-    const turn: Turn = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'file not found', is_error: true }, { type: 'tool_result', tool_use_id: 'toolu_2' }] };
+    const turn: Turn = {
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 'toolu_1', content: 'file not found', is_error: true },
+        { type: 'tool_result', tool_use_id: 'toolu_2' },
+      ],
+    };
     expect(messagesOf([turn])).toEqual([
       { role: 'tool', tool_call_id: 'toolu_1', content: 'Error: file not found' },
       { role: 'tool', tool_call_id: 'toolu_2', content: '' },
@@ -165,20 +187,35 @@ describe('messagesToChat: user turns', () => {
 
   it("keeps a tool result's cache marker on a text part", () => {
     const turn: Turn = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'ok', cache_control: { type: 'ephemeral' } }] };
-    expect(messagesOf([turn])).toEqual([{ role: 'tool', tool_call_id: 'toolu_1', content: [{ type: 'text', text: 'ok', cache_control: { type: 'ephemeral' } }] }]);
+    expect(messagesOf([turn])).toEqual([
+      { role: 'tool', tool_call_id: 'toolu_1', content: [{ type: 'text', text: 'ok', cache_control: { type: 'ephemeral' } }] },
+    ]);
   });
 
   it('moves the images of a tool result into the user message after the tool messages', () => {
     const turn: Turn = {
       role: 'user',
       content: [
-        { type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'screenshot:' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } }] },
+        {
+          type: 'tool_result',
+          tool_use_id: 'toolu_1',
+          content: [
+            { type: 'text', text: 'screenshot:' },
+            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } },
+          ],
+        },
         { type: 'text', text: 'What do you see?' },
       ],
     };
     expect(messagesOf([turn])).toEqual([
       { role: 'tool', tool_call_id: 'toolu_1', content: 'screenshot:' },
-      { role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } }, { type: 'text', text: 'What do you see?' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } },
+          { type: 'text', text: 'What do you see?' },
+        ],
+      },
     ]);
   });
 });
@@ -232,7 +269,13 @@ describe('messagesToChat: assistant turns', () => {
   });
 
   it('sends no reasoning_content when the thinking carries no text', () => {
-    const turn: Turn = { role: 'assistant', content: [{ type: 'redacted_thinking', data: 'opaque' }, { type: 'text', text: 'Done.' }] };
+    const turn: Turn = {
+      role: 'assistant',
+      content: [
+        { type: 'redacted_thinking', data: 'opaque' },
+        { type: 'text', text: 'Done.' },
+      ],
+    };
     expect(messagesOf([hi, turn])[1]).not.toHaveProperty('reasoning_content');
   });
 });
@@ -242,13 +285,23 @@ describe('messagesToChat: tools', () => {
     const chat = chatOf(
       request([hi], {
         tools: [
-          { name: 'get_weather', description: 'The weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } }, cache_control: { type: 'ephemeral' }, strict: true },
+          {
+            name: 'get_weather',
+            description: 'The weather',
+            input_schema: { type: 'object', properties: { city: { type: 'string' } } },
+            cache_control: { type: 'ephemeral' },
+            strict: true,
+          },
           { type: 'custom', name: 'now', input_schema: { type: 'object' } },
         ],
       }),
     );
     expect(chat.tools).toEqual([
-      { type: 'function', function: { name: 'get_weather', description: 'The weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: true }, cache_control: { type: 'ephemeral' } },
+      {
+        type: 'function',
+        function: { name: 'get_weather', description: 'The weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: true },
+        cache_control: { type: 'ephemeral' },
+      },
       { type: 'function', function: { name: 'now', parameters: { type: 'object' } } },
     ]);
     expect(chat).not.toHaveProperty('tool_choice');
@@ -258,7 +311,10 @@ describe('messagesToChat: tools', () => {
     [{ type: 'auto' }, 'auto'],
     [{ type: 'any' }, 'required'],
     [{ type: 'none' }, 'none'],
-    [{ type: 'tool', name: 'now' }, { type: 'function', function: { name: 'now' } }],
+    [
+      { type: 'tool', name: 'now' },
+      { type: 'function', function: { name: 'now' } },
+    ],
   ] as const)('sends tool_choice %j as %j', (choice, expected) => {
     const chat = chatOf(request([hi], { tools: [{ name: 'now', input_schema: { type: 'object' } }], tool_choice: choice }));
     expect(chat.tool_choice).toEqual(expected);
@@ -266,7 +322,9 @@ describe('messagesToChat: tools', () => {
   });
 
   it('sends disable_parallel_tool_use as parallel_tool_calls false', () => {
-    const chat = chatOf(request([hi], { tools: [{ name: 'now', input_schema: { type: 'object' } }], tool_choice: { type: 'any', disable_parallel_tool_use: true } }));
+    const chat = chatOf(
+      request([hi], { tools: [{ name: 'now', input_schema: { type: 'object' } }], tool_choice: { type: 'any', disable_parallel_tool_use: true } }),
+    );
     expect(chat).toMatchObject({ tool_choice: 'required', parallel_tool_calls: false });
   });
 
@@ -277,7 +335,12 @@ describe('messagesToChat: tools', () => {
   });
 
   it('refuses a server tool with 422 unsupported_parameter naming it', () => {
-    const params = request([hi], { tools: [{ name: 'now', input_schema: { type: 'object' } }, { type: 'web_search_20250305', name: 'web_search' }] });
+    const params = request([hi], {
+      tools: [
+        { name: 'now', input_schema: { type: 'object' } },
+        { type: 'web_search_20250305', name: 'web_search' },
+      ],
+    });
     const error = gatewayError(() => messagesToChat(admitted(params)));
     expect(error).toMatchObject({ status: 422, code: 'unsupported_parameter', param: 'tools[1]' });
     expect(error.message).toContain('web_search_20250305');
@@ -311,15 +374,36 @@ describe('messagesToChat: thinking', () => {
 describe('messagesToChat: what chat cannot express', () => {
   const userTurn = (...content: Anthropic.Messages.ContentBlockParam[]): Turn => ({ role: 'user', content });
   const CASES: Array<[string, Turn[], string]> = [
-    ['an image by Files API id', [userTurn({ type: 'text', text: 'x' }, { type: 'image', source: { type: 'file', file_id: 'file_1' } })], 'messages[0].content[1].source'],
-    ['a document by URL', [hi, { role: 'assistant', content: 'ok' }, userTurn({ type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } })], 'messages[2].content[0].source'],
+    [
+      'an image by Files API id',
+      [userTurn({ type: 'text', text: 'x' }, { type: 'image', source: { type: 'file', file_id: 'file_1' } })],
+      'messages[0].content[1].source',
+    ],
+    [
+      'a document by URL',
+      [hi, { role: 'assistant', content: 'ok' }, userTurn({ type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } })],
+      'messages[2].content[0].source',
+    ],
     ['a document by Files API id', [userTurn({ type: 'document', source: { type: 'file', file_id: 'file_1' } })], 'messages[0].content[0].source'],
     ['a search_result block', [userTurn({ type: 'search_result', source: 's', title: 't', content: [{ type: 'text', text: 'x' }] })], 'messages[0].content[0]'],
     ['a thinking block in a user turn', [userTurn({ type: 'thinking', thinking: 'x', signature: 's' })], 'messages[0].content[0]'],
-    ['a server tool call in an assistant turn', [hi, { role: 'assistant', content: [{ type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} }] }], 'messages[1].content[0]'],
+    [
+      'a server tool call in an assistant turn',
+      [hi, { role: 'assistant', content: [{ type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} }] }],
+      'messages[1].content[0]',
+    ],
     [
       'a tool_reference inside a tool result',
-      [userTurn({ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'x' }, { type: 'tool_reference', tool_name: 'f' }] })],
+      [
+        userTurn({
+          type: 'tool_result',
+          tool_use_id: 't1',
+          content: [
+            { type: 'text', text: 'x' },
+            { type: 'tool_reference', tool_name: 'f' },
+          ],
+        }),
+      ],
       'messages[0].content[0].content[1]',
     ],
   ];
@@ -332,7 +416,16 @@ describe('messagesToChat: what chat cannot express', () => {
 
   it('refuses a block other than text in a system turn with 400 invalid_value', () => {
     const image = { type: 'image', source: { type: 'url', url: 'https://example.com/a.png' } };
-    const error = gatewayError(() => messagesToChat({ model: 'm', max_tokens: 1, messages: [{ role: 'system', content: [image] }, { role: 'user', content: 'hi' }] }));
+    const error = gatewayError(() =>
+      messagesToChat({
+        model: 'm',
+        max_tokens: 1,
+        messages: [
+          { role: 'system', content: [image] },
+          { role: 'user', content: 'hi' },
+        ],
+      }),
+    );
     expect(error).toMatchObject({ status: 400, code: 'invalid_value', param: 'messages[0].content[0].type' });
   });
 });
@@ -361,7 +454,14 @@ describe('messagesToChat, then the Anthropic adapter', () => {
       {
         max_tokens: 16000,
         system: [{ type: 'text', text: 'You are a weather bot.', cache_control: { type: 'ephemeral' } }],
-        tools: [{ name: 'get_weather', description: 'Weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } }, cache_control: { type: 'ephemeral' } }],
+        tools: [
+          {
+            name: 'get_weather',
+            description: 'Weather',
+            input_schema: { type: 'object', properties: { city: { type: 'string' } } },
+            cache_control: { type: 'ephemeral' },
+          },
+        ],
         tool_choice: { type: 'auto', disable_parallel_tool_use: true },
         thinking: { type: 'enabled', budget_tokens: 8192 },
         stop_sequences: ['END'],

@@ -20,7 +20,13 @@ export const USAGE: Usage = {
 
 /** One chunk of choice 0. */
 export function chunk(delta: ChunkDelta, finishReason: string | null = null): ChatCompletionChunk {
-  return { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'upstream-model', choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }] };
+  return {
+    id: 'chatcmpl-1',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'upstream-model',
+    choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }],
+  };
 }
 
 /** The usage-only chunk that ends a stream with include_usage. */
@@ -53,7 +59,14 @@ export function assemble(chunks: ChatCompletionChunk[], usage: Usage = USAGE): C
   if (reasoning !== '') message.reasoning_content = reasoning;
   if (refusal !== '') message.refusal = refusal;
   if (calls.size > 0) message.tool_calls = [...calls.values()];
-  return { id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: 'upstream-model', choices: [{ index: 0, message, finish_reason: finishReason, logprobs: null }], usage };
+  return {
+    id: 'chatcmpl-1',
+    object: 'chat.completion',
+    created: 1,
+    model: 'upstream-model',
+    choices: [{ index: 0, message, finish_reason: finishReason, logprobs: null }],
+    usage,
+  };
 }
 
 /** A stream with reasoning, text, and two tool calls whose arguments come in pieces. */

@@ -18,7 +18,12 @@ function translateStream(chunks: ChatCompletionChunk[], context = contextFor()):
 const last = <T>(list: T[]): T => list[list.length - 1] as T;
 
 /** A namespace of one tool, and the upstream's call of it by its chat name. */
-const AGENTS = { type: 'namespace', name: 'multi_agent_v1', description: 'Sub-agents.', tools: [{ type: 'function', name: 'close_agent', parameters: { type: 'object' }, strict: false }] };
+const AGENTS = {
+  type: 'namespace',
+  name: 'multi_agent_v1',
+  description: 'Sub-agents.',
+  tools: [{ type: 'function', name: 'close_agent', parameters: { type: 'object' }, strict: false }],
+};
 const namespacedCall = { index: 0, id: 'c1', type: 'function' as const, function: { name: 'multi_agent_v1__close_agent', arguments: '{"target":"a1"}' } };
 
 describe('chatToResponse', () => {
@@ -73,7 +78,13 @@ describe('chatToResponse', () => {
     const response: OpenAI.Responses.Response = chatToResponse(assemble(FULL_STREAM), contextFor());
     expect(response.output).toEqual([
       { type: 'reasoning', id: 'rs_01JREQ_0', status: 'completed', summary: [], content: [{ type: 'reasoning_text', text: 'The user wants the weather.' }] },
-      { type: 'message', id: 'msg_01JREQ_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Let me check.', annotations: [], logprobs: [] }] },
+      {
+        type: 'message',
+        id: 'msg_01JREQ_1',
+        status: 'completed',
+        role: 'assistant',
+        content: [{ type: 'output_text', text: 'Let me check.', annotations: [], logprobs: [] }],
+      },
       { type: 'function_call', id: 'fc_01JREQ_2', status: 'completed', call_id: 'call_a', name: 'get_weather', arguments: '{"city":"Paris"}' },
       { type: 'function_call', id: 'fc_01JREQ_3', status: 'completed', call_id: 'call_b', name: 'get_time', arguments: '{}' },
     ]);
@@ -81,14 +92,19 @@ describe('chatToResponse', () => {
   });
 
   it('makes no message item for an answer of tool calls only', () => {
-    const response = chatToResponse(assemble([chunk({ tool_calls: [{ index: 0, id: 'c1', function: { name: 'f', arguments: '{}' } }] }, 'tool_calls')]), contextFor());
+    const response = chatToResponse(
+      assemble([chunk({ tool_calls: [{ index: 0, id: 'c1', function: { name: 'f', arguments: '{}' } }] }, 'tool_calls')]),
+      contextFor(),
+    );
     expect(response.output.map((item) => item.type)).toEqual(['function_call']);
     expect(response.output_text).toBe('');
   });
 
   it('makes a refusal part of a refusal', () => {
     const response = chatToResponse(assemble([chunk({ refusal: 'I cannot help with that.' }, 'stop')]), contextFor());
-    expect(response.output).toEqual([{ type: 'message', id: 'msg_01JREQ_0', status: 'completed', role: 'assistant', content: [{ type: 'refusal', refusal: 'I cannot help with that.' }] }]);
+    expect(response.output).toEqual([
+      { type: 'message', id: 'msg_01JREQ_0', status: 'completed', role: 'assistant', content: [{ type: 'refusal', refusal: 'I cannot help with that.' }] },
+    ]);
     expect(response.output_text).toBe('');
   });
 
@@ -118,7 +134,10 @@ describe('chatToResponse', () => {
         parallel_tool_calls: false,
         reasoning: { effort: 'high', summary: 'auto' },
         text: { format: { type: 'json_schema', name: 'empty', schema, strict: true, description: 'Nothing' }, verbosity: 'low' },
-        tools: [{ type: 'function', name: 'f', description: 'F', parameters: schema, strict: true }, { type: 'function', name: 'g' }],
+        tools: [
+          { type: 'function', name: 'f', description: 'F', parameters: schema, strict: true },
+          { type: 'function', name: 'g' },
+        ],
         tool_choice: { type: 'function', name: 'f' },
         truncation: 'auto',
         metadata: { team: 'search' },
@@ -153,23 +172,44 @@ describe('chatToResponse', () => {
 
   it("answers a call of a namespace's tool with the namespace and the tool's own name, and leaves an unknown name as it is", () => {
     const context = contextFor({ tools: [AGENTS] });
-    const response: OpenAI.Responses.Response = chatToResponse(assemble([chunk({ tool_calls: [namespacedCall, { index: 1, id: 'c2', function: { name: 'other__tool', arguments: '{}' } }] }, 'tool_calls')]), context);
+    const response: OpenAI.Responses.Response = chatToResponse(
+      assemble([chunk({ tool_calls: [namespacedCall, { index: 1, id: 'c2', function: { name: 'other__tool', arguments: '{}' } }] }, 'tool_calls')]),
+      context,
+    );
     expect(response.output).toEqual([
-      { type: 'function_call', id: 'fc_01JREQ_0', status: 'completed', call_id: 'c1', name: 'close_agent', namespace: 'multi_agent_v1', arguments: '{"target":"a1"}' },
+      {
+        type: 'function_call',
+        id: 'fc_01JREQ_0',
+        status: 'completed',
+        call_id: 'c1',
+        name: 'close_agent',
+        namespace: 'multi_agent_v1',
+        arguments: '{"target":"a1"}',
+      },
       { type: 'function_call', id: 'fc_01JREQ_1', status: 'completed', call_id: 'c2', name: 'other__tool', arguments: '{}' },
     ]);
     expect(Value.Check(ResponseSchema, response)).toBe(true);
   });
 
   it('echoes a namespace tool with its functions, and leaves out the hosted tools it dropped', () => {
-    const response: OpenAI.Responses.Response = chatToResponse(assemble([chunk({ content: 'Hi' }, 'stop')]), contextFor({ tools: [{ type: 'web_search' }, AGENTS] }));
+    const response: OpenAI.Responses.Response = chatToResponse(
+      assemble([chunk({ content: 'Hi' }, 'stop')]),
+      contextFor({ tools: [{ type: 'web_search' }, AGENTS] }),
+    );
     expect(response.tools).toEqual([
-      { type: 'namespace', name: 'multi_agent_v1', description: 'Sub-agents.', tools: [{ type: 'function', name: 'close_agent', description: null, parameters: { type: 'object' }, strict: false }] },
+      {
+        type: 'namespace',
+        name: 'multi_agent_v1',
+        description: 'Sub-agents.',
+        tools: [{ type: 'function', name: 'close_agent', description: null, parameters: { type: 'object' }, strict: false }],
+      },
     ]);
   });
 
   it('echoes json_object', () => {
-    expect(chatToResponse(assemble([chunk({ content: '{}' }, 'stop')]), contextFor({ text: { format: { type: 'json_object' } } })).text.format).toEqual({ type: 'json_object' });
+    expect(chatToResponse(assemble([chunk({ content: '{}' }, 'stop')]), contextFor({ text: { format: { type: 'json_object' } } })).text.format).toEqual({
+      type: 'json_object',
+    });
   });
 
   it('reads absent usage details as zero', () => {
@@ -196,7 +236,13 @@ describe('ResponseStreamTranslator', () => {
   });
 
   it('streams a text answer as OpenAI does', () => {
-    const events = translateStream([chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hel' }), chunk({ content: 'lo' }), chunk({}, 'stop'), usageChunk()]);
+    const events = translateStream([
+      chunk({ role: 'assistant', content: '' }),
+      chunk({ content: 'Hel' }),
+      chunk({ content: 'lo' }),
+      chunk({}, 'stop'),
+      usageChunk(),
+    ]);
     const at = { item_id: 'msg_01JREQ_0', output_index: 0, content_index: 0 };
     const message = { type: 'message', id: 'msg_01JREQ_0', role: 'assistant' };
     expect(events.slice(2, -1)).toEqual([
@@ -253,7 +299,14 @@ describe('ResponseStreamTranslator', () => {
       { type: 'function_call', id: 'fc_01JREQ_3', status: 'in_progress', call_id: 'call_b', name: 'get_time', arguments: '' },
     ]);
     expect(events.filter((event) => event.type === 'response.function_call_arguments.done')).toEqual([
-      { type: 'response.function_call_arguments.done', sequence_number: 19, item_id: 'fc_01JREQ_2', output_index: 2, name: 'get_weather', arguments: '{"city":"Paris"}' },
+      {
+        type: 'response.function_call_arguments.done',
+        sequence_number: 19,
+        item_id: 'fc_01JREQ_2',
+        output_index: 2,
+        name: 'get_weather',
+        arguments: '{"city":"Paris"}',
+      },
       { type: 'response.function_call_arguments.done', sequence_number: 23, item_id: 'fc_01JREQ_3', output_index: 3, name: 'get_time', arguments: '{}' },
     ]);
   });
@@ -291,7 +344,10 @@ describe('ResponseStreamTranslator', () => {
     const events = translateStream([chunk({ content: 'Hello' }), chunk({ content: ' wor' }, 'length')]);
     const itemDone = events.find((event) => event.type === 'response.output_item.done');
     expect(itemDone).toMatchObject({ item: { status: 'incomplete' } });
-    expect(last(events)).toMatchObject({ type: 'response.incomplete', response: { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } } });
+    expect(last(events)).toMatchObject({
+      type: 'response.incomplete',
+      response: { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } },
+    });
   });
 
   it('streams a refusal after text as a second part of the message', () => {
@@ -319,7 +375,10 @@ describe('ResponseStreamTranslator', () => {
   });
 
   it('opens a new message item for text that comes after a tool call', () => {
-    const events = translateStream([chunk({ tool_calls: [{ index: 0, id: 'c', function: { name: 'f', arguments: '{}' } }] }), chunk({ content: 'Done.' }, 'stop')]);
+    const events = translateStream([
+      chunk({ tool_calls: [{ index: 0, id: 'c', function: { name: 'f', arguments: '{}' } }] }),
+      chunk({ content: 'Done.' }, 'stop'),
+    ]);
     const final = last(events) as OpenAI.Responses.ResponseCompletedEvent;
     expect(final.response.output.map((item) => [item.type, item.id])).toEqual([
       ['function_call', 'fc_01JREQ_0'],
@@ -328,9 +387,14 @@ describe('ResponseStreamTranslator', () => {
   });
 
   it('gives a tool call without an id one, and takes a name that comes late', () => {
-    const events = translateStream([chunk({ tool_calls: [{ index: 0, function: { arguments: '{' } }] }), chunk({ tool_calls: [{ index: 0, function: { name: 'f', arguments: '}' } }] }, 'tool_calls')]);
+    const events = translateStream([
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '{' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { name: 'f', arguments: '}' } }] }, 'tool_calls'),
+    ]);
     const final = last(events) as OpenAI.Responses.ResponseCompletedEvent;
-    expect(final.response.output).toEqual([{ type: 'function_call', id: 'fc_01JREQ_0', status: 'completed', call_id: 'call_01JREQ_0', name: 'f', arguments: '{}' }]);
+    expect(final.response.output).toEqual([
+      { type: 'function_call', id: 'fc_01JREQ_0', status: 'completed', call_id: 'call_01JREQ_0', name: 'f', arguments: '{}' },
+    ]);
   });
 
   it("streams a call of a namespace's tool with the namespace and the tool's own name in every event that names it", () => {
@@ -338,13 +402,25 @@ describe('ResponseStreamTranslator', () => {
     const named = { name: 'close_agent', namespace: 'multi_agent_v1' };
     expect(events.find((event) => event.type === 'response.output_item.added')).toMatchObject({ item: { type: 'function_call', ...named } });
     expect(events.find((event) => event.type === 'response.function_call_arguments.done')).toMatchObject({ name: 'close_agent', arguments: '{"target":"a1"}' });
-    expect(events.find((event) => event.type === 'response.output_item.done')).toMatchObject({ item: { type: 'function_call', ...named, status: 'completed' } });
-    expect((last(events) as OpenAI.Responses.ResponseCompletedEvent).response.output).toEqual([{ type: 'function_call', id: 'fc_01JREQ_0', status: 'completed', call_id: 'c1', ...named, arguments: '{"target":"a1"}' }]);
+    expect(events.find((event) => event.type === 'response.output_item.done')).toMatchObject({
+      item: { type: 'function_call', ...named, status: 'completed' },
+    });
+    expect((last(events) as OpenAI.Responses.ResponseCompletedEvent).response.output).toEqual([
+      { type: 'function_call', id: 'fc_01JREQ_0', status: 'completed', call_id: 'c1', ...named, arguments: '{"target":"a1"}' },
+    ]);
   });
 
   it("names a namespace's tool whose name comes late", () => {
-    const events = translateStream([chunk({ tool_calls: [{ index: 0, id: 'c1', function: { arguments: '{' } }] }), chunk({ tool_calls: [{ index: 0, function: { name: 'multi_agent_v1__close_agent', arguments: '}' } }] }, 'tool_calls')], contextFor({ tools: [AGENTS] }));
-    expect((last(events) as OpenAI.Responses.ResponseCompletedEvent).response.output).toMatchObject([{ name: 'close_agent', namespace: 'multi_agent_v1', arguments: '{}' }]);
+    const events = translateStream(
+      [
+        chunk({ tool_calls: [{ index: 0, id: 'c1', function: { arguments: '{' } }] }),
+        chunk({ tool_calls: [{ index: 0, function: { name: 'multi_agent_v1__close_agent', arguments: '}' } }] }, 'tool_calls'),
+      ],
+      contextFor({ tools: [AGENTS] }),
+    );
+    expect((last(events) as OpenAI.Responses.ResponseCompletedEvent).response.output).toMatchObject([
+      { name: 'close_agent', namespace: 'multi_agent_v1', arguments: '{}' },
+    ]);
   });
 
   it('keeps the pieces of a tool call that come back after the next one began, in the final response', () => {
@@ -355,7 +431,10 @@ describe('ResponseStreamTranslator', () => {
     ]);
     const types = events.map((event) => event.type);
     expect(types.filter((type) => type === 'response.function_call_arguments.delta')).toHaveLength(2);
-    expect((last(events) as OpenAI.Responses.ResponseCompletedEvent).response.output.map((item) => item.type === 'function_call' && item.arguments)).toEqual(['{"x":1}', '{}']);
+    expect((last(events) as OpenAI.Responses.ResponseCompletedEvent).response.output.map((item) => item.type === 'function_call' && item.arguments)).toEqual([
+      '{"x":1}',
+      '{}',
+    ]);
   });
 
   it('does not change events already returned as the stream goes on', () => {

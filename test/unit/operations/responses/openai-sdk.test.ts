@@ -33,7 +33,13 @@ function clientAnswering(chunks: ChatCompletionChunk[]) {
 }
 
 const TOOLS: OpenAI.Responses.FunctionTool[] = [
-  { type: 'function', name: 'get_weather', description: 'Weather of a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false }, strict: true },
+  {
+    type: 'function',
+    name: 'get_weather',
+    description: 'Weather of a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+    strict: true,
+  },
   { type: 'function', name: 'get_time', parameters: { type: 'object', properties: {}, additionalProperties: false }, strict: true },
 ];
 
@@ -42,7 +48,13 @@ const CONVERSATION: OpenAI.Responses.ResponseCreateParamsNonStreaming = {
   model: 'svc-standard',
   instructions: 'Be brief.',
   input: [
-    { role: 'user', content: [{ type: 'input_text', text: 'Weather in Paris?' }, { type: 'input_image', image_url: 'https://example.com/paris.png', detail: 'auto' }] },
+    {
+      role: 'user',
+      content: [
+        { type: 'input_text', text: 'Weather in Paris?' },
+        { type: 'input_image', image_url: 'https://example.com/paris.png', detail: 'auto' },
+      ],
+    },
     { type: 'reasoning', id: 'rs_1', summary: [], content: [{ type: 'reasoning_text', text: 'Call the tool.' }] },
     { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' },
     { type: 'function_call_output', call_id: 'call_1', output: '{"temp":21}' },
@@ -70,7 +82,14 @@ const CONVERSATION: OpenAI.Responses.ResponseCreateParamsNonStreaming = {
 describe('SDK requests', () => {
   it('a request with every served item passes the door and translates', () => {
     expect(Value.Check(ResponsesRequestSchema, CONVERSATION)).toBe(true);
-    expect(responsesToChat(CONVERSATION as ResponsesRequest).chat.messages.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'user']);
+    expect(responsesToChat(CONVERSATION as ResponsesRequest).chat.messages.map((message) => message.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'user',
+    ]);
   });
 });
 
@@ -95,7 +114,11 @@ describe('SDK answers', () => {
 
   it.each([
     ['reasoning, text and tool calls', FULL_STREAM, 'Let me check.'],
-    ['a long text', 'The quick brown fox jumps over the lazy dog.'.split(' ').map((word, i) => chunk({ content: i === 0 ? word : ` ${word}` })), 'The quick brown fox jumps over the lazy dog.'],
+    [
+      'a long text',
+      'The quick brown fox jumps over the lazy dog.'.split(' ').map((word, i) => chunk({ content: i === 0 ? word : ` ${word}` })),
+      'The quick brown fox jumps over the lazy dog.',
+    ],
     ['a refusal', [chunk({ refusal: 'No.' }, 'stop')], ''],
     ['an answer cut short', [chunk({ content: 'Once upon' }, 'length')], 'Once upon'],
   ])('responses.stream().finalResponse() equals chatToResponse: %s', async (_what, chunks, text) => {
@@ -104,7 +127,12 @@ describe('SDK answers', () => {
     const deltas: string[] = [];
     const stream = client.responses.stream(request).on('response.output_text.delta', (event) => deltas.push(event.delta));
     const final = await stream.finalResponse();
-    const expected = chatToResponse(assemble(chunks), { id: 'resp_01JSDK', model: 'svc-standard', createdAt: 1_767_225_600, request: request as ResponsesRequest });
+    const expected = chatToResponse(assemble(chunks), {
+      id: 'resp_01JSDK',
+      model: 'svc-standard',
+      createdAt: 1_767_225_600,
+      request: request as ResponsesRequest,
+    });
     // The SDK adds what it parses (null without a schema or function tools); nothing else differs.
     const SDK_ADDED = new Set(['parsed', 'output_parsed', 'parsed_arguments']);
     expect(JSON.parse(JSON.stringify(final, (key, value: unknown) => (SDK_ADDED.has(key) ? undefined : value)))).toEqual(expected);

@@ -39,7 +39,13 @@ describe('responsesToChat: the frame', () => {
   });
 
   it('puts instructions first, as a system message, before system messages of the input', () => {
-    const { chat } = translate({ instructions: 'Be brief.', input: [{ role: 'developer', content: 'Use French.' }, { role: 'user', content: 'Hi' }] });
+    const { chat } = translate({
+      instructions: 'Be brief.',
+      input: [
+        { role: 'developer', content: 'Use French.' },
+        { role: 'user', content: 'Hi' },
+      ],
+    });
     expect(chat.messages).toEqual([
       { role: 'system', content: 'Be brief.' },
       { role: 'developer', content: 'Use French.' },
@@ -84,7 +90,15 @@ describe('responsesToChat: the frame', () => {
   });
 
   it('leaves null settings out', () => {
-    const { chat } = translate({ input: 'Hi', temperature: null, top_p: null, max_output_tokens: null, reasoning: { effort: null }, parallel_tool_calls: null, instructions: null });
+    const { chat } = translate({
+      input: 'Hi',
+      temperature: null,
+      top_p: null,
+      max_output_tokens: null,
+      reasoning: { effort: null },
+      parallel_tool_calls: null,
+      instructions: null,
+    });
     expect(chat).toEqual({ messages: [{ role: 'user', content: 'Hi' }] });
   });
 });
@@ -162,12 +176,21 @@ describe('responsesToChat: message items', () => {
   });
 
   it('maps input_file with file_data to a file part', () => {
-    const { chat } = translate({ input: [{ role: 'user', content: [{ type: 'input_file', file_data: 'data:application/pdf;base64,JVBE', filename: 'a.pdf' }] }] });
+    const { chat } = translate({
+      input: [{ role: 'user', content: [{ type: 'input_file', file_data: 'data:application/pdf;base64,JVBE', filename: 'a.pdf' }] }],
+    });
     expect(chat.messages[0]?.content).toEqual([{ type: 'file', file: { file_data: 'data:application/pdf;base64,JVBE', filename: 'a.pdf' } }]);
   });
 
   it.each([
-    ['an image by file_id', { type: 'input_image', file_id: 'file-1', detail: 'auto' }, 'input[1].content[0].file_id', 422, 'unsupported_parameter', /no files API/],
+    [
+      'an image by file_id',
+      { type: 'input_image', file_id: 'file-1', detail: 'auto' },
+      'input[1].content[0].file_id',
+      422,
+      'unsupported_parameter',
+      /no files API/,
+    ],
     ['a file by file_id', { type: 'input_file', file_id: 'file-1' }, 'input[1].content[0].file_id', 422, 'unsupported_parameter', /no files API/],
     ['a file by URL', { type: 'input_file', file_url: 'https://example.com/a.pdf' }, 'input[1].content[0].file_url', 422, 'unsupported_parameter', /file_data/],
     ['an image without a source', { type: 'input_image', detail: 'auto' }, 'input[1].content[0].image_url', 400, 'missing_required_field', /image_url/],
@@ -175,7 +198,12 @@ describe('responsesToChat: message items', () => {
     ['a refusal in a user message', { type: 'refusal', refusal: 'No.' }, 'input[1].content[0].type', 400, 'invalid_value', /'refusal'/],
     ['an unknown part', { type: 'input_video', url: 'x' }, 'input[1].content[0].type', 400, 'invalid_value', /'input_video'/],
   ])('refuses %s, naming it as the client sent it', (_what, part, param, status, code, message) => {
-    const error = refusal({ input: [{ role: 'user', content: 'Hi' }, { role: 'user', content: [part] }] });
+    const error = refusal({
+      input: [
+        { role: 'user', content: 'Hi' },
+        { role: 'user', content: [part] },
+      ],
+    });
     expect(error).toMatchObject({ status, code, param });
     expect(error.message).toMatch(message);
   });
@@ -211,7 +239,10 @@ describe('responsesToChat: message items', () => {
   it('names a missing role or content', () => {
     expect(refusal({ input: [{ content: 'Hi' }] })).toMatchObject({ status: 400, code: 'missing_required_field', param: 'input[0].role' });
     expect(refusal({ input: [{ type: 'message', role: 'user' }] })).toMatchObject({ status: 400, code: 'missing_required_field', param: 'input[0].content' });
-    expect(refusal({ input: [{ role: 'user', content: [{ type: 'input_text' }] }] })).toMatchObject({ code: 'missing_required_field', param: 'input[0].content[0].text' });
+    expect(refusal({ input: [{ role: 'user', content: [{ type: 'input_text' }] }] })).toMatchObject({
+      code: 'missing_required_field',
+      param: 'input[0].content[0].text',
+    });
   });
 });
 
@@ -243,7 +274,14 @@ describe('responsesToChat: function calls', () => {
 
   it('starts a new assistant message after anything else', () => {
     const { chat } = translate({
-      input: [{ role: 'user', content: 'A' }, call('call_1'), { type: 'function_call_output', call_id: 'call_1', output: 'ok' }, call('call_2'), { role: 'user', content: 'B' }, call('call_3')],
+      input: [
+        { role: 'user', content: 'A' },
+        call('call_1'),
+        { type: 'function_call_output', call_id: 'call_1', output: 'ok' },
+        call('call_2'),
+        { role: 'user', content: 'B' },
+        call('call_3'),
+      ],
     });
     expect(chat.messages.map((message) => [message.role, message.tool_calls?.map((c) => c.id)])).toEqual([
       ['user', undefined],
@@ -257,19 +295,31 @@ describe('responsesToChat: function calls', () => {
 
   it('sends a call of a namespaced tool back under the name the upstream knows it by', () => {
     const { chat } = translate({
-      input: [{ role: 'user', content: 'Stop the helper.' }, { ...call('call_1', 'close_agent'), namespace: 'multi_agent_v1' }, { type: 'function_call_output', call_id: 'call_1', output: 'closed' }],
+      input: [
+        { role: 'user', content: 'Stop the helper.' },
+        { ...call('call_1', 'close_agent'), namespace: 'multi_agent_v1' },
+        { type: 'function_call_output', call_id: 'call_1', output: 'closed' },
+      ],
     });
     expect(chat.messages[1]).toEqual({ role: 'assistant', content: null, tool_calls: [toolCall('call_1', 'multi_agent_v1__close_agent')] });
   });
 
   it('names a missing field of a function call or its output', () => {
-    expect(refusal({ input: [{ type: 'function_call', call_id: 'c', arguments: '{}' }] })).toMatchObject({ code: 'missing_required_field', param: 'input[0].name' });
+    expect(refusal({ input: [{ type: 'function_call', call_id: 'c', arguments: '{}' }] })).toMatchObject({
+      code: 'missing_required_field',
+      param: 'input[0].name',
+    });
     expect(refusal({ input: [{ type: 'function_call_output', call_id: 'c' }] })).toMatchObject({ code: 'missing_required_field', param: 'input[0].output' });
     expect(refusal({ input: [{ type: 'function_call_output', output: 'x' }] })).toMatchObject({ code: 'missing_required_field', param: 'input[0].call_id' });
   });
 
   it('refuses other item types as unsupported, naming the item', () => {
-    const error = refusal({ input: [{ role: 'user', content: 'Hi' }, { type: 'web_search_call', id: 'ws_1', status: 'completed' }] });
+    const error = refusal({
+      input: [
+        { role: 'user', content: 'Hi' },
+        { type: 'web_search_call', id: 'ws_1', status: 'completed' },
+      ],
+    });
     expect(error).toMatchObject({ status: 422, code: 'unsupported_parameter', param: 'input[1]' });
     expect(error.message).toContain("items of type 'web_search_call'");
   });
@@ -290,7 +340,13 @@ describe('responsesToChat: reasoning items', () => {
 
   it('carries it onto the tool calls that follow, and joins two reasonings of one turn', () => {
     const { chat } = translate({
-      input: [{ role: 'user', content: 'Hi' }, reasoning('First.'), { role: 'assistant', content: 'Checking.' }, reasoning('Second.'), { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' }],
+      input: [
+        { role: 'user', content: 'Hi' },
+        reasoning('First.'),
+        { role: 'assistant', content: 'Checking.' },
+        reasoning('Second.'),
+        { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
+      ],
     });
     expect(chat.messages[1]).toMatchObject({ role: 'assistant', content: 'Checking.', reasoning_content: 'First.\n\nSecond.', tool_calls: [{ id: 'c1' }] });
   });
@@ -301,7 +357,9 @@ describe('responsesToChat: reasoning items', () => {
   });
 
   it('drops reasoning that no assistant message follows', () => {
-    const { chat } = translate({ input: [{ role: 'user', content: 'Hi' }, reasoning('Orphan.'), { role: 'user', content: 'Again' }, { role: 'assistant', content: 'Yes.' }] });
+    const { chat } = translate({
+      input: [{ role: 'user', content: 'Hi' }, reasoning('Orphan.'), { role: 'user', content: 'Again' }, { role: 'assistant', content: 'Yes.' }],
+    });
     expect(chat.messages.some((message) => message.reasoning_content != null)).toBe(false);
   });
 });
@@ -333,7 +391,10 @@ describe('responsesToChat: tools', () => {
   });
 
   it('maps a function tool_choice', () => {
-    expect(translate({ input: 'Hi', tool_choice: { type: 'function', name: 'get_weather' } }).chat.tool_choice).toEqual({ type: 'function', function: { name: 'get_weather' } });
+    expect(translate({ input: 'Hi', tool_choice: { type: 'function', name: 'get_weather' } }).chat.tool_choice).toEqual({
+      type: 'function',
+      function: { name: 'get_weather' },
+    });
   });
 
   it.each([
@@ -359,6 +420,9 @@ describe('responsesToChat: text.format', () => {
   });
 
   it('names a json_schema without its name', () => {
-    expect(refusal({ input: 'Hi', text: { format: { type: 'json_schema', schema: {} } } })).toMatchObject({ code: 'missing_required_field', param: 'text.format.name' });
+    expect(refusal({ input: 'Hi', text: { format: { type: 'json_schema', schema: {} } } })).toMatchObject({
+      code: 'missing_required_field',
+      param: 'text.format.name',
+    });
   });
 });

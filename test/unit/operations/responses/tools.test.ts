@@ -95,14 +95,18 @@ describe('chatToolsOf: hosted tools', () => {
     expect(error.message).toContain('web_search');
   });
 
-  it.each([[{ type: 'web_search' }], [{ type: 'web_search_preview' }], [{ type: 'file_search' }], [{ type: 'code_interpreter' }], [{ type: 'image_generation' }], [{ type: 'mcp', server_label: 'x' }]])(
-    'refuses a tool_choice that requires the hosted tool %o, naming tool_choice',
-    (choice) => {
-      const error = refusal({ tools: [weather, { type: choice.type }], tool_choice: choice });
-      expect(error).toMatchObject({ status: 422, code: 'unsupported_parameter', param: 'tool_choice' });
-      expect(error.message).toContain(`'${choice.type}'`);
-    },
-  );
+  it.each([
+    [{ type: 'web_search' }],
+    [{ type: 'web_search_preview' }],
+    [{ type: 'file_search' }],
+    [{ type: 'code_interpreter' }],
+    [{ type: 'image_generation' }],
+    [{ type: 'mcp', server_label: 'x' }],
+  ])('refuses a tool_choice that requires the hosted tool %o, naming tool_choice', (choice) => {
+    const error = refusal({ tools: [weather, { type: choice.type }], tool_choice: choice });
+    expect(error).toMatchObject({ status: 422, code: 'unsupported_parameter', param: 'tool_choice' });
+    expect(error.message).toContain(`'${choice.type}'`);
+  });
 
   it.each([
     [{ type: 'computer_use_preview', display_height: 1, display_width: 1, environment: 'browser' }],

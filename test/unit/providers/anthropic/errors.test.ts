@@ -22,7 +22,10 @@ describe('readAnthropicError', () => {
   });
 
   it('keeps an excerpt when the error object has no message', () => {
-    expect(errorDetailOf({ type: 'error', error: { type: 'api_error', detail: 'boom' } })).toEqual({ type: 'api_error', message: '{"type":"api_error","detail":"boom"}' });
+    expect(errorDetailOf({ type: 'error', error: { type: 'api_error', detail: 'boom' } })).toEqual({
+      type: 'api_error',
+      message: '{"type":"api_error","detail":"boom"}',
+    });
   });
 });
 

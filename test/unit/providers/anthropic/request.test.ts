@@ -73,14 +73,20 @@ describe('anthropic request fixtures', () => {
   it.each(CASES)('%s: is a request the door accepts for an Anthropic model', (name) => {
     const { openai, stream } = fixture(name);
     expect(doorChecker.Errors({ ...openai, model: 'claude-test', stream }).First()).toBeUndefined();
-    const unlisted = Object.keys(openai).filter((key) => key !== 'messages' && !anthropicDescriptor.params.has(key) && openai[key as keyof ChatRequest] !== null);
+    const unlisted = Object.keys(openai).filter(
+      (key) => key !== 'messages' && !anthropicDescriptor.params.has(key) && openai[key as keyof ChatRequest] !== null,
+    );
     expect(unlisted).toEqual([]);
   });
 });
 
 describe('anthropic request addressing', () => {
   it('posts to {base_url}/v1/messages with the key, version and beta headers', () => {
-    const call = buildAnthropicRequest(target({ base_url: 'http://upstream.test/', anthropic_beta: ['context-1m-2025-08-07', 'interleaved-thinking-2025-05-14'] }), body([user('hi')]), true);
+    const call = buildAnthropicRequest(
+      target({ base_url: 'http://upstream.test/', anthropic_beta: ['context-1m-2025-08-07', 'interleaved-thinking-2025-05-14'] }),
+      body([user('hi')]),
+      true,
+    );
     expect(call.url).toBe('http://upstream.test/v1/messages');
     expect(call.headers).toEqual({
       'content-type': 'application/json',
@@ -157,7 +163,13 @@ describe('anthropic request translation details', () => {
     expect(buildAnthropicBody(target(), body(messages), false).messages).toEqual([
       { role: 'user', content: 'One' },
       { role: 'assistant', content: [{ type: 'text', text: 'No.' }] },
-      { role: 'user', content: [{ type: 'text', text: 'Two' }, { type: 'text', text: 'Three' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Two' },
+          { type: 'text', text: 'Three' },
+        ],
+      },
       { role: 'assistant', content: [{ type: 'text', text: 'Sure.' }] },
     ]);
   });
@@ -176,7 +188,10 @@ describe('anthropic request translation details', () => {
     ['high', 24576],
     ['xhigh', 32768],
   ])("maps reasoning_effort '%s' to budget_tokens %d", (effort, budget) => {
-    expect(buildAnthropicBody(target(), body([user('hi')], { max_tokens: 64000, reasoning_effort: effort }), false).thinking).toEqual({ type: 'enabled', budget_tokens: budget });
+    expect(buildAnthropicBody(target(), body([user('hi')], { max_tokens: 64000, reasoning_effort: effort }), false).thinking).toEqual({
+      type: 'enabled',
+      budget_tokens: budget,
+    });
   });
 
   it.each([
@@ -205,7 +220,9 @@ describe('anthropic request refusals', () => {
     ['an array', '[1, 2]'],
     ['a string', '"Paris"'],
   ])('refuses tool call arguments that are %s, naming them', (_what, args) => {
-    const error = refusal(() => buildAnthropicBody(target(), body([user('hi'), { role: 'assistant', tool_calls: [call, { ...call, function: { name: 'f', arguments: args } }] }]), false));
+    const error = refusal(() =>
+      buildAnthropicBody(target(), body([user('hi'), { role: 'assistant', tool_calls: [call, { ...call, function: { name: 'f', arguments: args } }] }]), false),
+    );
     expect(error).toBeInstanceOf(InvalidValueError);
     expect(error).toMatchObject({ status: 400, param: 'messages[1].tool_calls[1].function.arguments' });
   });
@@ -217,7 +234,18 @@ describe('anthropic request refusals', () => {
   });
 
   it('refuses a file sent by file_id only (422)', () => {
-    const error = refusal(() => buildAnthropicBody(target(), body([user([{ type: 'text', text: 'Read' }, { type: 'file', file: { file_id: 'file-abc123' } }])]), false));
+    const error = refusal(() =>
+      buildAnthropicBody(
+        target(),
+        body([
+          user([
+            { type: 'text', text: 'Read' },
+            { type: 'file', file: { file_id: 'file-abc123' } },
+          ]),
+        ]),
+        false,
+      ),
+    );
     expect(error).toBeInstanceOf(UnsupportedParameterError);
     expect(error).toMatchObject({ status: 422, param: 'messages[0].content[1].file.file_id' });
   });
@@ -246,7 +274,11 @@ describe('anthropic request refusals', () => {
     ['an image data URL that is not base64', [{ type: 'image_url', image_url: { url: 'data:image/png,rawbytes' } }], 'messages[0].content[0].image_url.url'],
     ['an image URL of another scheme', [{ type: 'image_url', image_url: { url: 'ftp://example.com/a.png' } }], 'messages[0].content[0].image_url.url'],
     ['file_data that is not a data URL', [{ type: 'file', file: { file_data: 'JVBERi0xLjQK' } }], 'messages[0].content[0].file.file_data'],
-    ['a file type Anthropic cannot read', [{ type: 'file', file: { file_data: 'data:application/zip;base64,UEsDBA==' } }], 'messages[0].content[0].file.file_data'],
+    [
+      'a file type Anthropic cannot read',
+      [{ type: 'file', file: { file_data: 'data:application/zip;base64,UEsDBA==' } }],
+      'messages[0].content[0].file.file_data',
+    ],
     ['a file part without data', [{ type: 'file', file: { filename: 'a.pdf' } }], 'messages[0].content[0].file.file_data'],
   ])('refuses %s (400)', (_what, content, param) => {
     const error = refusal(() => buildAnthropicBody(target(), body([user(content)]), false));
@@ -265,14 +297,20 @@ describe('anthropic request refusals', () => {
   });
 
   it('refuses a thinking block without its signature, and a redacted one without data', () => {
-    const unsigned = refusal(() => buildAnthropicBody(target(), body([user('hi'), { role: 'assistant', content: 'ok', thinking_blocks: [{ type: 'thinking', thinking: 'hm' }] }]), false));
+    const unsigned = refusal(() =>
+      buildAnthropicBody(target(), body([user('hi'), { role: 'assistant', content: 'ok', thinking_blocks: [{ type: 'thinking', thinking: 'hm' }] }]), false),
+    );
     expect(unsigned).toMatchObject({ status: 400, param: 'messages[1].thinking_blocks[0]' });
-    const empty = refusal(() => buildAnthropicBody(target(), body([user('hi'), { role: 'assistant', content: 'ok', thinking_blocks: [{ type: 'redacted_thinking' }] }]), false));
+    const empty = refusal(() =>
+      buildAnthropicBody(target(), body([user('hi'), { role: 'assistant', content: 'ok', thinking_blocks: [{ type: 'redacted_thinking' }] }]), false),
+    );
     expect(empty).toMatchObject({ status: 400, param: 'messages[1].thinking_blocks[0]' });
   });
 
   it('refuses json_schema without a schema', () => {
-    const error = refusal(() => buildAnthropicBody(target(), body([user('hi')], { response_format: { type: 'json_schema', json_schema: { name: 'x' } } }), false));
+    const error = refusal(() =>
+      buildAnthropicBody(target(), body([user('hi')], { response_format: { type: 'json_schema', json_schema: { name: 'x' } } }), false),
+    );
     expect(error).toMatchObject({ status: 400, param: 'response_format.json_schema.schema' });
   });
 });

@@ -14,7 +14,17 @@ interface ResponseFixture {
   completion: Omit<ChatCompletion, 'created'>;
 }
 
-const REQUIRED_CASES = ['text', 'tool-use', 'thinking-with-signature', 'refusal', 'max-tokens', 'pause-turn', 'cache-usage', 'stop-sequence', 'context-window-exceeded'];
+const REQUIRED_CASES = [
+  'text',
+  'tool-use',
+  'thinking-with-signature',
+  'refusal',
+  'max-tokens',
+  'pause-turn',
+  'cache-usage',
+  'stop-sequence',
+  'context-window-exceeded',
+];
 const CASES = readdirSync(new URL('responses/', ANTHROPIC_FIXTURES_DIR))
   .filter((file) => file.endsWith('.json'))
   .map((file) => file.slice(0, -'.json'.length))
@@ -41,7 +51,15 @@ function thrown(parse: () => unknown): UpstreamError {
   throw new Error('expected an UpstreamError');
 }
 
-const MESSAGE = { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-x', content: [{ type: 'text', text: 'Hi' }], stop_reason: 'end_turn', stop_sequence: null };
+const MESSAGE = {
+  id: 'msg_1',
+  type: 'message',
+  role: 'assistant',
+  model: 'claude-x',
+  content: [{ type: 'text', text: 'Hi' }],
+  stop_reason: 'end_turn',
+  stop_sequence: null,
+};
 
 describe('anthropic response fixtures', () => {
   it('cover every case the brief lists', () => {
@@ -75,7 +93,9 @@ describe('anthropic finish reasons', () => {
   });
 
   it('sets the refusal message only for a refusal', () => {
-    expect(parseMessage({ ...MESSAGE, stop_reason: 'refusal' }, target).choices[0]?.message.refusal).toBe('The model declined to answer (Anthropic stop_reason "refusal").');
+    expect(parseMessage({ ...MESSAGE, stop_reason: 'refusal' }, target).choices[0]?.message.refusal).toBe(
+      'The model declined to answer (Anthropic stop_reason "refusal").',
+    );
     expect(parseMessage(MESSAGE, target).choices[0]?.message).not.toHaveProperty('refusal');
   });
 });
@@ -120,7 +140,10 @@ describe('anthropic response shapes', () => {
   });
 
   it("keeps a thinking block whose text display 'omitted' left empty, without an empty reasoning_content", () => {
-    const content = [{ type: 'thinking', thinking: '', signature: 'sig-1' }, { type: 'text', text: 'Done.' }];
+    const content = [
+      { type: 'thinking', thinking: '', signature: 'sig-1' },
+      { type: 'text', text: 'Done.' },
+    ];
     expect(parseMessage({ ...MESSAGE, content }, target).choices[0]?.message).toEqual({
       role: 'assistant',
       content: 'Done.',

@@ -38,10 +38,19 @@ function sse(events: Array<[string, unknown]>): string {
   return events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`).join('');
 }
 
-const START: [string, unknown] = ['message_start', { type: 'message_start', message: { id: 'msg_s', model: 'claude-x', usage: { input_tokens: 10, output_tokens: 1 } } }];
+const START: [string, unknown] = [
+  'message_start',
+  { type: 'message_start', message: { id: 'msg_s', model: 'claude-x', usage: { input_tokens: 10, output_tokens: 1 } } },
+];
 const STOP: [string, unknown] = ['message_stop', { type: 'message_stop' }];
-const textStart = (index: number): [string, unknown] => ['content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }];
-const textDelta = (index: number, text: string): [string, unknown] => ['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text } }];
+const textStart = (index: number): [string, unknown] => [
+  'content_block_start',
+  { type: 'content_block_start', index, content_block: { type: 'text', text: '' } },
+];
+const textDelta = (index: number, text: string): [string, unknown] => [
+  'content_block_delta',
+  { type: 'content_block_delta', index, delta: { type: 'text_delta', text } },
+];
 const messageDelta = (stopReason: string | null, usage: Record<string, number> = { output_tokens: 5 }): [string, unknown] => [
   'message_delta',
   { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage },
@@ -78,7 +87,12 @@ describe('anthropic stream failures from fixtures', () => {
     const seen: ChatCompletionChunk[] = [];
     const error = await failure(replay(readAnthropicFixture('streams/error-after-text.sse'), size, seen));
     expect(withoutCreated(seen)).toEqual([
-      { id: 'msg_01ErA9tT2kN5pQ8wR3xL6mVb', object: 'chat.completion.chunk', model: 'claude-sonnet-4-5-20250929', choices: [{ index: 0, delta: { role: 'assistant', content: 'Partial answer' }, finish_reason: null }] },
+      {
+        id: 'msg_01ErA9tT2kN5pQ8wR3xL6mVb',
+        object: 'chat.completion.chunk',
+        model: 'claude-sonnet-4-5-20250929',
+        choices: [{ index: 0, delta: { role: 'assistant', content: 'Partial answer' }, finish_reason: null }],
+      },
     ]);
     expect(error).toMatchObject({ kind: 'server_error', status: 500, code: 'api_error', upstreamMessage: 'Internal server error' });
   });
@@ -106,25 +120,54 @@ describe('anthropic stream translation details', () => {
       { index: 0, delta: { role: 'assistant', refusal: 'The model declined to answer (Anthropic stop_reason "refusal").' }, finish_reason: 'content_filter' },
       null,
     ]);
-    expect(chunks[1]?.usage).toEqual({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, prompt_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 } });
+    expect(chunks[1]?.usage).toEqual({
+      prompt_tokens: 10,
+      completion_tokens: 5,
+      total_tokens: 15,
+      prompt_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+    });
   });
 
   it('takes input and cache counts from message_delta over message_start, and its output_tokens, never adding', async () => {
-    const start: [string, unknown] = ['message_start', { type: 'message_start', message: { id: 'msg_u', model: 'claude-x', usage: { input_tokens: 10, cache_read_input_tokens: 100, cache_creation_input_tokens: 50, output_tokens: 1 } } }];
-    const chunks = await replay(sse([start, textStart(0), textDelta(0, 'Hi'), messageDelta('end_turn', { input_tokens: 40, cache_read_input_tokens: 300, output_tokens: 9 }), STOP]));
-    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 390, completion_tokens: 9, total_tokens: 399, prompt_tokens_details: { cached_tokens: 300, cache_write_tokens: 50 } } });
+    const start: [string, unknown] = [
+      'message_start',
+      {
+        type: 'message_start',
+        message: {
+          id: 'msg_u',
+          model: 'claude-x',
+          usage: { input_tokens: 10, cache_read_input_tokens: 100, cache_creation_input_tokens: 50, output_tokens: 1 },
+        },
+      },
+    ];
+    const chunks = await replay(
+      sse([start, textStart(0), textDelta(0, 'Hi'), messageDelta('end_turn', { input_tokens: 40, cache_read_input_tokens: 300, output_tokens: 9 }), STOP]),
+    );
+    expect(chunks.at(-1)).toMatchObject({
+      choices: [],
+      usage: { prompt_tokens: 390, completion_tokens: 9, total_tokens: 399, prompt_tokens_details: { cached_tokens: 300, cache_write_tokens: 50 } },
+    });
   });
 
   it('keeps the last message_delta usage and yields one finish chunk when message_delta repeats', async () => {
-    const chunks = await replay(sse([START, textStart(0), textDelta(0, 'Hi'), messageDelta(null, { output_tokens: 3 }), messageDelta('max_tokens', { output_tokens: 8 }), STOP]));
+    const chunks = await replay(
+      sse([START, textStart(0), textDelta(0, 'Hi'), messageDelta(null, { output_tokens: 3 }), messageDelta('max_tokens', { output_tokens: 8 }), STOP]),
+    );
     expect(chunks.map((chunk) => chunk.choices[0]?.finish_reason ?? null)).toEqual([null, 'stop', null]);
     expect(chunks.at(-1)?.usage?.completion_tokens).toBe(8);
   });
 
   it('yields the finish chunk at message_stop when no message_delta came, and no usage chunk without counts', async () => {
-    const chunks = await replay(sse([['message_start', { type: 'message_start', message: { id: 'msg_n', model: 'claude-x' } }], textStart(0), textDelta(0, 'Hi'), STOP]));
+    const chunks = await replay(
+      sse([['message_start', { type: 'message_start', message: { id: 'msg_n', model: 'claude-x' } }], textStart(0), textDelta(0, 'Hi'), STOP]),
+    );
     expect(withoutCreated(chunks)).toEqual([
-      { id: 'msg_n', object: 'chat.completion.chunk', model: 'claude-x', choices: [{ index: 0, delta: { role: 'assistant', content: 'Hi' }, finish_reason: null }] },
+      {
+        id: 'msg_n',
+        object: 'chat.completion.chunk',
+        model: 'claude-x',
+        choices: [{ index: 0, delta: { role: 'assistant', content: 'Hi' }, finish_reason: null }],
+      },
       { id: 'msg_n', object: 'chat.completion.chunk', model: 'claude-x', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
     ]);
   });
@@ -133,15 +176,34 @@ describe('anthropic stream translation details', () => {
     const citation = { type: 'content_block_delta', index: 0, delta: { type: 'citations_delta', citation: { type: 'char_location', cited_text: 'x' } } };
     const serverTool = { type: 'content_block_start', index: 1, content_block: { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} } };
     const serverInput = { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"query":"x"}' } };
-    const events = [START[1], textStart(0)[1], { type: 'future_event', x: 1 }, citation, textDelta(0, 'Hi')[1], serverTool, serverInput, { type: 'content_block_stop', index: 1 }, messageDelta('end_turn')[1], STOP[1]];
+    const events = [
+      START[1],
+      textStart(0)[1],
+      { type: 'future_event', x: 1 },
+      citation,
+      textDelta(0, 'Hi')[1],
+      serverTool,
+      serverInput,
+      { type: 'content_block_stop', index: 1 },
+      messageDelta('end_turn')[1],
+      STOP[1],
+    ];
     const chunks = await replay(events.map((data) => `data: ${JSON.stringify(data)}\n\n`).join(''));
     expect(chunks.map((chunk) => chunk.choices[0]?.delta ?? null)).toEqual([{ role: 'assistant', content: 'Hi' }, {}, null]);
   });
 
   it("yields a thinking block whose text display 'omitted' left empty, with its signature", async () => {
-    const thinkingStart: [string, unknown] = ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } }];
-    const signature: [string, unknown] = ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'sig-1' } }];
-    const chunks = await replay(sse([START, thinkingStart, signature, ['content_block_stop', { type: 'content_block_stop', index: 0 }], messageDelta('end_turn'), STOP]));
+    const thinkingStart: [string, unknown] = [
+      'content_block_start',
+      { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } },
+    ];
+    const signature: [string, unknown] = [
+      'content_block_delta',
+      { type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'sig-1' } },
+    ];
+    const chunks = await replay(
+      sse([START, thinkingStart, signature, ['content_block_stop', { type: 'content_block_stop', index: 0 }], messageDelta('end_turn'), STOP]),
+    );
     expect(chunks[0]?.choices[0]?.delta).toEqual({ role: 'assistant', thinking_blocks: [{ type: 'thinking', thinking: '', signature: 'sig-1' }] });
     expect(chunks).toHaveLength(3);
   });
@@ -153,7 +215,9 @@ describe('anthropic stream translation details', () => {
 
   it('fails with invalid_response on data that is not JSON', async () => {
     const seen: ChatCompletionChunk[] = [];
-    const error = await failure(replay(sse([START, textStart(0), textDelta(0, 'Hi')]) + 'event: content_block_delta\ndata: {"type":"content_block_del\n\n', 7, seen));
+    const error = await failure(
+      replay(sse([START, textStart(0), textDelta(0, 'Hi')]) + 'event: content_block_delta\ndata: {"type":"content_block_del\n\n', 7, seen),
+    );
     expect(seen).toHaveLength(1);
     expect(error).toMatchObject({ kind: 'invalid_response', retryable: false });
   });

@@ -14,7 +14,14 @@ describe('readGeminiError', () => {
         status: 'INVALID_ARGUMENT',
         details: [
           { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'X' },
-          { '@type': BAD_REQUEST, fieldViolations: [{ description: 'no field' }, { field: 'generation_config.max_output_tokens', description: 'must be positive' }, { field: 'other' }] },
+          {
+            '@type': BAD_REQUEST,
+            fieldViolations: [
+              { description: 'no field' },
+              { field: 'generation_config.max_output_tokens', description: 'must be positive' },
+              { field: 'other' },
+            ],
+          },
         ],
       },
     };
@@ -39,7 +46,12 @@ describe('readGeminiError', () => {
   });
 
   it('reads an error wrapped in a one-element array (the JSON-array stream shape)', () => {
-    expect(readGeminiError([{ error: { code: 503, message: 'Overloaded', status: 'UNAVAILABLE' } }])).toEqual({ message: 'Overloaded', code: 'UNAVAILABLE', param: null, retryAfterMs: null });
+    expect(readGeminiError([{ error: { code: 503, message: 'Overloaded', status: 'UNAVAILABLE' } }])).toEqual({
+      message: 'Overloaded',
+      code: 'UNAVAILABLE',
+      param: null,
+      retryAfterMs: null,
+    });
   });
 
   it('keeps an excerpt when the error has no message', () => {
@@ -51,8 +63,15 @@ describe('readGeminiError', () => {
   });
 
   it('feeds UpstreamError.fromResponse: a 429 body gives the wait, a header wins over it', () => {
-    const text = JSON.stringify({ error: { code: 429, message: 'Resource has been exhausted', status: 'RESOURCE_EXHAUSTED', details: [{ '@type': RETRY_INFO, retryDelay: '21s' }] } });
-    expect(UpstreamError.fromResponse(429, {}, text, readGeminiError)).toMatchObject({ kind: 'rate_limited', retryAfterMs: 21_000, code: 'RESOURCE_EXHAUSTED', upstreamMessage: 'Resource has been exhausted' });
+    const text = JSON.stringify({
+      error: { code: 429, message: 'Resource has been exhausted', status: 'RESOURCE_EXHAUSTED', details: [{ '@type': RETRY_INFO, retryDelay: '21s' }] },
+    });
+    expect(UpstreamError.fromResponse(429, {}, text, readGeminiError)).toMatchObject({
+      kind: 'rate_limited',
+      retryAfterMs: 21_000,
+      code: 'RESOURCE_EXHAUSTED',
+      upstreamMessage: 'Resource has been exhausted',
+    });
     expect(UpstreamError.fromResponse(429, { 'retry-after': '2' }, text, readGeminiError).retryAfterMs).toBe(2000);
   });
 });

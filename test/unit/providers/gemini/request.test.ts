@@ -41,7 +41,22 @@ function body(request: Partial<ChatRequest> & Record<string, unknown>, model: Pa
 describe('gemini request fixtures', () => {
   it('covers the cases the adapter documents', () => {
     expect(fixtures.map(([name]) => name)).toEqual(
-      expect.arrayContaining(['text', 'system-and-developer', 'multi-turn', 'tool-results', 'thought-signature-carried', 'images', 'audio', 'json-schema', 'json-object', 'generation-config', 'reasoning-budget', 'reasoning-level', 'schema-cleanup', 'stream']),
+      expect.arrayContaining([
+        'text',
+        'system-and-developer',
+        'multi-turn',
+        'tool-results',
+        'thought-signature-carried',
+        'images',
+        'audio',
+        'json-schema',
+        'json-object',
+        'generation-config',
+        'reasoning-budget',
+        'reasoning-level',
+        'schema-cleanup',
+        'stream',
+      ]),
     );
     expect(fixtures.filter(([name]) => name.startsWith('tools-and-tool-choice-'))).toHaveLength(4);
   });
@@ -122,7 +137,9 @@ describe('gemini messages', () => {
       { role: 'tool', tool_call_id: 'c2', content: 'done' },
       { role: 'tool', tool_call_id: 'c1', content: 'late' },
     ];
-    const names = body({ messages }).contents.at(-1)?.parts.map((part) => ('functionResponse' in part ? part.functionResponse.name : null));
+    const names = body({ messages })
+      .contents.at(-1)
+      ?.parts.map((part) => ('functionResponse' in part ? part.functionResponse.name : null));
     expect(names).toEqual(['second', 'first']);
   });
 
@@ -135,7 +152,10 @@ describe('gemini messages', () => {
     ['not json', '{"city": '],
     ['not an object', '["Paris"]'],
   ])('refuses tool call arguments that are %s', (_why, args) => {
-    const messages: ChatRequest['messages'] = [user('Go'), { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: args } }] }];
+    const messages: ChatRequest['messages'] = [
+      user('Go'),
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: args } }] },
+    ];
     expect(refusal(() => body({ messages }))).toMatchObject({ status: 400, code: 'invalid_value', param: 'messages[1].tool_calls[0].function.arguments' });
   });
 
@@ -145,7 +165,15 @@ describe('gemini messages', () => {
   });
 
   it('refuses a file given only by an OpenAI file id', () => {
-    const messages: ChatRequest['messages'] = [{ role: 'user', content: [{ type: 'text', text: 'Read' }, { type: 'file', file: { file_id: 'file-abc' } }] }];
+    const messages: ChatRequest['messages'] = [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Read' },
+          { type: 'file', file: { file_id: 'file-abc' } },
+        ],
+      },
+    ];
     const error = refusal(() => body({ messages }));
     expect(error).toMatchObject({ status: 422, code: 'unsupported_parameter', param: 'messages[0].content[1].file.file_id' });
     expect(error.message).toContain('gemini-alias');
@@ -174,7 +202,9 @@ describe('gemini messages', () => {
 
 describe('gemini generation config', () => {
   it('sends no generationConfig, tools or toolConfig when nothing applies', () => {
-    expect(body({ n: 1, user: 'u1', response_format: { type: 'text' }, tool_choice: 'auto' })).toEqual({ contents: [{ role: 'user', parts: [{ text: 'Hi' }] }] });
+    expect(body({ n: 1, user: 'u1', response_format: { type: 'text' }, tool_choice: 'auto' })).toEqual({
+      contents: [{ role: 'user', parts: [{ text: 'Hi' }] }],
+    });
   });
 
   it('takes max_tokens when max_completion_tokens is absent, and ignores nulls', () => {
@@ -192,21 +222,33 @@ describe('gemini generation config', () => {
 });
 
 describe('gemini reasoning', () => {
-  it.each(Object.entries({ none: 0, minimal: 512, low: 1024, medium: 8192, high: 24576, xhigh: 32768 }))('budget models: %s → thinkingBudget %i', (effort, budget) => {
-    expect(THINKING_BUDGETS[effort as ReasoningEffort]).toBe(budget);
-    const expected = budget > 0 ? { thinkingBudget: budget, includeThoughts: true } : { thinkingBudget: 0 };
-    expect(body({ reasoning_effort: effort }).generationConfig?.thinkingConfig).toEqual(expected);
-    expect(body({ reasoning_effort: effort }, { thinking: 'budget' }).generationConfig?.thinkingConfig).toEqual(expected);
-  });
+  it.each(Object.entries({ none: 0, minimal: 512, low: 1024, medium: 8192, high: 24576, xhigh: 32768 }))(
+    'budget models: %s → thinkingBudget %i',
+    (effort, budget) => {
+      expect(THINKING_BUDGETS[effort as ReasoningEffort]).toBe(budget);
+      const expected = budget > 0 ? { thinkingBudget: budget, includeThoughts: true } : { thinkingBudget: 0 };
+      expect(body({ reasoning_effort: effort }).generationConfig?.thinkingConfig).toEqual(expected);
+      expect(body({ reasoning_effort: effort }, { thinking: 'budget' }).generationConfig?.thinkingConfig).toEqual(expected);
+    },
+  );
 
-  it.each(Object.entries({ none: 'minimal', minimal: 'minimal', low: 'low', medium: 'medium', high: 'high', xhigh: 'high' }))('level models: %s → thinkingLevel %s', (effort, level) => {
-    expect(THINKING_LEVELS[effort as ReasoningEffort]).toBe(level);
-    expect(body({ reasoning_effort: effort }, { thinking: 'level' }).generationConfig?.thinkingConfig).toEqual({ thinkingLevel: level, includeThoughts: true });
-  });
+  it.each(Object.entries({ none: 'minimal', minimal: 'minimal', low: 'low', medium: 'medium', high: 'high', xhigh: 'high' }))(
+    'level models: %s → thinkingLevel %s',
+    (effort, level) => {
+      expect(THINKING_LEVELS[effort as ReasoningEffort]).toBe(level);
+      expect(body({ reasoning_effort: effort }, { thinking: 'level' }).generationConfig?.thinkingConfig).toEqual({
+        thinkingLevel: level,
+        includeThoughts: true,
+      });
+    },
+  );
 
   it("uses the model's default effort, which the request's overrides", () => {
     expect(body({}, { reasoning_effort: 'low' }).generationConfig?.thinkingConfig).toEqual({ thinkingBudget: 1024, includeThoughts: true });
-    expect(body({ reasoning_effort: 'high' }, { reasoning_effort: 'low' }).generationConfig?.thinkingConfig).toEqual({ thinkingBudget: 24576, includeThoughts: true });
+    expect(body({ reasoning_effort: 'high' }, { reasoning_effort: 'low' }).generationConfig?.thinkingConfig).toEqual({
+      thinkingBudget: 24576,
+      includeThoughts: true,
+    });
     expect(body({}).generationConfig).toBeUndefined();
   });
 

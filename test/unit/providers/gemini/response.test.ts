@@ -39,7 +39,17 @@ const answer = (candidate: Record<string, unknown>, extra: Record<string, unknow
 describe('gemini response fixtures', () => {
   it('covers the cases the adapter documents', () => {
     expect(fixtures.map(([name]) => name)).toEqual(
-      expect.arrayContaining(['text', 'function-calls', 'thoughts', 'max-tokens', 'safety', 'recitation', 'malformed-function-call', 'prompt-blocked', 'cached-usage']),
+      expect.arrayContaining([
+        'text',
+        'function-calls',
+        'thoughts',
+        'max-tokens',
+        'safety',
+        'recitation',
+        'malformed-function-call',
+        'prompt-blocked',
+        'cached-usage',
+      ]),
     );
   });
 
@@ -52,10 +62,7 @@ describe('gemini response fixtures', () => {
 });
 
 describe('gemini response translation', () => {
-  it.each([
-    ...Object.entries(FINISH_REASONS),
-    ['SOMETHING_NEW', 'stop'],
-  ])('maps finishReason %s to %s', (reason, expected) => {
+  it.each([...Object.entries(FINISH_REASONS), ['SOMETHING_NEW', 'stop']])('maps finishReason %s to %s', (reason, expected) => {
     const choice = parse(answer({ content: { role: 'model', parts: [{ text: 'x' }] }, finishReason: reason })).choices[0];
     expect(choice?.finish_reason).toBe(expected);
     if (expected === 'content_filter') expect(choice?.message.refusal).toBe(`The provider stopped the answer (Gemini finishReason ${reason}).`);
@@ -86,7 +93,9 @@ describe('gemini response translation', () => {
   });
 
   it('gives a call without id a fresh call_ id, and arguments {} without args', () => {
-    const completion = parse(answer({ content: { parts: [{ functionCall: { name: 'a' } }, { functionCall: { name: 'b', args: { x: 1 } } }] }, finishReason: 'STOP' }));
+    const completion = parse(
+      answer({ content: { parts: [{ functionCall: { name: 'a' } }, { functionCall: { name: 'b', args: { x: 1 } } }] }, finishReason: 'STOP' }),
+    );
     const calls = completion.choices[0]?.message.tool_calls ?? [];
     expect(calls.map((call) => call.id)).toEqual([expect.stringMatching(/^call_[0-9a-f]{24}$/), expect.stringMatching(/^call_[0-9a-f]{24}$/)]);
     expect(calls[0]?.id).not.toBe(calls[1]?.id);
@@ -95,7 +104,13 @@ describe('gemini response translation', () => {
   });
 
   it('joins text parts and thought parts separately, ignoring parts it does not translate', () => {
-    const parts = [{ text: 'Thinking ', thought: true }, { text: 'A' }, { executableCode: { language: 'PYTHON', code: 'print(1)' } }, { text: 'more', thought: true }, { text: 'B' }];
+    const parts = [
+      { text: 'Thinking ', thought: true },
+      { text: 'A' },
+      { executableCode: { language: 'PYTHON', code: 'print(1)' } },
+      { text: 'more', thought: true },
+      { text: 'B' },
+    ];
     const message = parse(answer({ content: { parts }, finishReason: 'STOP' })).choices[0]?.message;
     expect(message).toEqual({ role: 'assistant', content: 'AB', reasoning_content: 'Thinking more' });
   });
@@ -121,14 +136,41 @@ describe('gemini response translation', () => {
   });
 
   it('counts thought tokens as completion and reasoning tokens, and cached tokens as prompt details', () => {
-    const usage = parse(answer({ content: { parts: [{ text: 'x' }] }, finishReason: 'STOP' }, { usageMetadata: { promptTokenCount: 100, candidatesTokenCount: 20, thoughtsTokenCount: 30, cachedContentTokenCount: 60, totalTokenCount: 150 } })).usage;
-    expect(usage).toEqual({ prompt_tokens: 100, completion_tokens: 50, total_tokens: 150, prompt_tokens_details: { cached_tokens: 60 }, completion_tokens_details: { reasoning_tokens: 30 } });
+    const usage = parse(
+      answer(
+        { content: { parts: [{ text: 'x' }] }, finishReason: 'STOP' },
+        { usageMetadata: { promptTokenCount: 100, candidatesTokenCount: 20, thoughtsTokenCount: 30, cachedContentTokenCount: 60, totalTokenCount: 150 } },
+      ),
+    ).usage;
+    expect(usage).toEqual({
+      prompt_tokens: 100,
+      completion_tokens: 50,
+      total_tokens: 150,
+      prompt_tokens_details: { cached_tokens: 60 },
+      completion_tokens_details: { reasoning_tokens: 30 },
+    });
     expect(parse(answer({ finishReason: 'SAFETY' }, { usageMetadata: {} })).usage).toMatchObject({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
   });
 
   it('throws the classified error for an error object in a 2xx body', () => {
-    const error = failureOf(() => parse({ error: { code: 429, message: 'Quota exceeded', status: 'RESOURCE_EXHAUSTED', details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '7s' }] } }));
-    expect(error).toMatchObject({ kind: 'rate_limited', retryable: true, status: 429, code: 'RESOURCE_EXHAUSTED', upstreamMessage: 'Quota exceeded', retryAfterMs: 7000 });
+    const error = failureOf(() =>
+      parse({
+        error: {
+          code: 429,
+          message: 'Quota exceeded',
+          status: 'RESOURCE_EXHAUSTED',
+          details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '7s' }],
+        },
+      }),
+    );
+    expect(error).toMatchObject({
+      kind: 'rate_limited',
+      retryable: true,
+      status: 429,
+      code: 'RESOURCE_EXHAUSTED',
+      upstreamMessage: 'Quota exceeded',
+      retryAfterMs: 7000,
+    });
   });
 
   it.each([

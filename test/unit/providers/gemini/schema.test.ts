@@ -22,7 +22,14 @@ describe('toGeminiSchema: kept keywords', () => {
       items: { type: 'number', minimum: 0, maximum: 10, format: 'double' },
     };
     expect(toGeminiSchema(schema)).toEqual(schema);
-    const object = { type: 'object', minProperties: 1, maxProperties: 3, propertyOrdering: ['b', 'a'], properties: { a: { type: 'string', minLength: 2, maxLength: 4, pattern: '^[a-z]+$' }, b: { type: 'boolean' } }, required: ['a'] };
+    const object = {
+      type: 'object',
+      minProperties: 1,
+      maxProperties: 3,
+      propertyOrdering: ['b', 'a'],
+      properties: { a: { type: 'string', minLength: 2, maxLength: 4, pattern: '^[a-z]+$' }, b: { type: 'boolean' } },
+      required: ['a'],
+    };
     expect(toGeminiSchema(object)).toEqual(object);
   });
 
@@ -56,7 +63,11 @@ describe('toGeminiSchema: translated keywords', () => {
   });
 
   it('turns several non-null types into anyOf, keeping nullable', () => {
-    expect(toGeminiSchema({ type: ['string', 'number', 'null'], description: 'd' })).toEqual({ description: 'd', nullable: true, anyOf: [{ type: 'string' }, { type: 'number' }] });
+    expect(toGeminiSchema({ type: ['string', 'number', 'null'], description: 'd' })).toEqual({
+      description: 'd',
+      nullable: true,
+      anyOf: [{ type: 'string' }, { type: 'number' }],
+    });
   });
 
   it('turns const into a one-value enum, stringified when not a string', () => {
@@ -71,7 +82,9 @@ describe('toGeminiSchema: translated keywords', () => {
   });
 
   it('turns oneOf into anyOf, and joins it with an anyOf', () => {
-    expect(toGeminiSchema({ oneOf: [{ type: 'string' }, { type: 'integer', exclusiveMinimum: 0 }] })).toEqual({ anyOf: [{ type: 'string' }, { type: 'integer' }] });
+    expect(toGeminiSchema({ oneOf: [{ type: 'string' }, { type: 'integer', exclusiveMinimum: 0 }] })).toEqual({
+      anyOf: [{ type: 'string' }, { type: 'integer' }],
+    });
     expect(toGeminiSchema({ anyOf: [{ type: 'string' }], oneOf: [{ type: 'boolean' }] })).toEqual({ anyOf: [{ type: 'string' }, { type: 'boolean' }] });
   });
 
@@ -129,21 +142,43 @@ describe('toGeminiSchema: translated keywords', () => {
 
 describe('toGeminiSchema: removed keywords', () => {
   it.each(REMOVED_KEYWORDS)('drops %s', (keyword) => {
-    expect(toGeminiSchema({ type: 'string', description: 'd', [keyword]: keyword === 'additionalProperties' ? false : { type: 'string' } })).toEqual({ type: 'string', description: 'd' });
+    expect(toGeminiSchema({ type: 'string', description: 'd', [keyword]: keyword === 'additionalProperties' ? false : { type: 'string' } })).toEqual({
+      type: 'string',
+      description: 'd',
+    });
   });
 
   it('drops keywords it does not know, and the tuple form of items', () => {
-    expect(toGeminiSchema({ type: 'array', items: [{ type: 'string' }], 'x-internal': true, discriminator: { propertyName: 'kind' } })).toEqual({ type: 'array' });
+    expect(toGeminiSchema({ type: 'array', items: [{ type: 'string' }], 'x-internal': true, discriminator: { propertyName: 'kind' } })).toEqual({
+      type: 'array',
+    });
   });
 
   it('drops required names that no property declares, and an empty properties object', () => {
-    expect(toGeminiSchema({ type: 'object', properties: { a: { type: 'string' } }, required: ['a', 'b'] })).toEqual({ type: 'object', properties: { a: { type: 'string' } }, required: ['a'] });
+    expect(toGeminiSchema({ type: 'object', properties: { a: { type: 'string' } }, required: ['a', 'b'] })).toEqual({
+      type: 'object',
+      properties: { a: { type: 'string' } },
+      required: ['a'],
+    });
     expect(toGeminiSchema({ type: 'object', properties: {}, required: ['a'] })).toEqual({ type: 'object' });
     expect(toGeminiSchema({ type: 'object', required: ['toString'] })).toEqual({ type: 'object' });
   });
 
   it('translates schemas nested in properties, items and anyOf', () => {
     const schema = { type: 'object', properties: { list: { type: 'array', items: { anyOf: [{ const: 1 }, { type: ['string', 'null'], $comment: 'x' }] } } } };
-    expect(toGeminiSchema(schema)).toEqual({ type: 'object', properties: { list: { type: 'array', items: { anyOf: [{ type: 'string', enum: ['1'] }, { type: 'string', nullable: true }] } } } });
+    expect(toGeminiSchema(schema)).toEqual({
+      type: 'object',
+      properties: {
+        list: {
+          type: 'array',
+          items: {
+            anyOf: [
+              { type: 'string', enum: ['1'] },
+              { type: 'string', nullable: true },
+            ],
+          },
+        },
+      },
+    });
   });
 });

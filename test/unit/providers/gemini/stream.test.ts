@@ -59,7 +59,13 @@ describe('gemini stream translation', () => {
   it('takes the error object mid-stream as the error its code stands for', async () => {
     const body = readFileSync(`${DIR}error-event.sse`, 'utf8');
     const error = await failure(collect(stream(body)));
-    expect(error).toMatchObject({ kind: 'server_error', retryable: true, status: 503, code: 'UNAVAILABLE', upstreamMessage: 'The model is overloaded. Please try again later.' });
+    expect(error).toMatchObject({
+      kind: 'server_error',
+      retryable: true,
+      status: 503,
+      code: 'UNAVAILABLE',
+      upstreamMessage: 'The model is overloaded. Please try again later.',
+    });
   });
 
   it.each([
@@ -84,7 +90,9 @@ describe('gemini stream translation', () => {
 
   it('fails with broken_stream when the body ends without a finishReason, even after usage', async () => {
     const seen: ChatCompletionChunk[] = [];
-    const error = await failure(collect(stream(event([{ text: 'a' }], { usageMetadata: { promptTokenCount: 1, candidatesTokenCount: 1, totalTokenCount: 2 } })), seen));
+    const error = await failure(
+      collect(stream(event([{ text: 'a' }], { usageMetadata: { promptTokenCount: 1, candidatesTokenCount: 1, totalTokenCount: 2 } })), seen),
+    );
     expect(error.kind).toBe('broken_stream');
     expect(error.message).toContain('finishReason');
     expect(seen).toHaveLength(1);
@@ -92,7 +100,10 @@ describe('gemini stream translation', () => {
   });
 
   it('yields nothing for events without output, and the role on the first chunk that has some', async () => {
-    const body = event([{ text: '' }]) + geminiSse({ usageMetadata: { promptTokenCount: 4 }, modelVersion: 'gemini-x', responseId: 'r1' }) + event([{ text: 'Hi' }], {}, { finishReason: 'STOP' });
+    const body =
+      event([{ text: '' }]) +
+      geminiSse({ usageMetadata: { promptTokenCount: 4 }, modelVersion: 'gemini-x', responseId: 'r1' }) +
+      event([{ text: 'Hi' }], {}, { finishReason: 'STOP' });
     const chunks = await collect(stream(body));
     expect(chunks.map((chunk) => chunk.choices[0]?.delta)).toEqual([{ role: 'assistant', content: 'Hi' }, {}]);
   });

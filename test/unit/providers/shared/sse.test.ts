@@ -1,12 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { SSE_DONE, SSE_KEEP_ALIVE, formatSseData } from '../../../../src/wire/sse-frames.ts';
-import {
-  iterLines,
-  iterSseEvents,
-  iterSseJson,
-  type ServerSentEvent,
-  type SseJsonEvent,
-} from '../../../../src/providers/shared/sse.ts';
+import { iterLines, iterSseEvents, iterSseJson, type ServerSentEvent, type SseJsonEvent } from '../../../../src/providers/shared/sse.ts';
 import { isUpstreamError } from '../../../../src/providers/shared/upstream-error.ts';
 
 const encoder = new TextEncoder();
@@ -127,8 +121,6 @@ describe('outgoing frames', () => {
   it('has the [DONE] terminator and a comment keep-alive', async () => {
     expect(SSE_DONE).toBe('data: [DONE]\n\n');
     expect(SSE_KEEP_ALIVE.startsWith(':')).toBe(true);
-    expect(await collect(iterSseEvents(streamOf([encoder.encode(SSE_KEEP_ALIVE + SSE_DONE)])))).toEqual([
-      { event: null, id: null, data: '[DONE]' },
-    ]);
+    expect(await collect(iterSseEvents(streamOf([encoder.encode(SSE_KEEP_ALIVE + SSE_DONE)])))).toEqual([{ event: null, id: null, data: '[DONE]' }]);
   });
 });

@@ -20,7 +20,13 @@ function randomMessages(random: () => number, alphabet: readonly string[], asPar
   return Array.from({ length: 1 + Math.floor(random() * 4) }, () => {
     const role = roles[Math.floor(random() * roles.length)] as string;
     const text = () => randomString(random, alphabet, 120);
-    const content = asParts ? [{ type: 'text', text: text() }, { type: 'image_url', image_url: { url: 'https://x/y.png' } }, { type: 'text', text: text() }] : text();
+    const content = asParts
+      ? [
+          { type: 'text', text: text() },
+          { type: 'image_url', image_url: { url: 'https://x/y.png' } },
+          { type: 'text', text: text() },
+        ]
+      : text();
     return random() < 0.3 ? { role, content, name: randomString(random, ASCII.split(''), 10) } : { role, content };
   });
 }
@@ -67,7 +73,11 @@ describe('countPromptTokens', () => {
   });
 
   it('counts the text parts of array content like the same string', () => {
-    const parts = [{ type: 'text', text: 'Describe ' }, { type: 'image_url', image_url: { url: 'u' } }, { type: 'text', text: 'this image.' }];
+    const parts = [
+      { type: 'text', text: 'Describe ' },
+      { type: 'image_url', image_url: { url: 'u' } },
+      { type: 'text', text: 'this image.' },
+    ];
     expect(countPromptTokens([{ role: 'user', content: parts }])).toBe(countPromptTokens([{ role: 'user', content: 'Describe this image.' }]));
   });
 

@@ -36,8 +36,15 @@ describe('UpstreamError.fromResponse', () => {
   });
 
   it('takes a param the provider blames', () => {
-    const body = JSON.stringify({ error: { message: "Unrecognized request argument supplied: foo", type: 'invalid_request_error', code: 'unknown_parameter', param: 'foo' } });
-    expect(UpstreamError.fromResponse(400, {}, body, readOpenAiError)).toMatchObject({ kind: 'invalid_request', code: 'unknown_parameter', param: 'foo', upstreamMessage: 'Unrecognized request argument supplied: foo' });
+    const body = JSON.stringify({
+      error: { message: 'Unrecognized request argument supplied: foo', type: 'invalid_request_error', code: 'unknown_parameter', param: 'foo' },
+    });
+    expect(UpstreamError.fromResponse(400, {}, body, readOpenAiError)).toMatchObject({
+      kind: 'invalid_request',
+      code: 'unknown_parameter',
+      param: 'foo',
+      upstreamMessage: 'Unrecognized request argument supplied: foo',
+    });
   });
 
   it('takes a wait from the body when the reader finds one and no header says otherwise', () => {
