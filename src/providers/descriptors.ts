@@ -1,11 +1,17 @@
-/** Every provider kind the gateway speaks. A new provider is a folder, one line here and one in registry.ts (its adapter factory). */
-import { anthropicDescriptor } from './anthropic/descriptor.ts';
-import { geminiDescriptor } from './gemini/descriptor.ts';
-import { openAiCompatibleDescriptor } from './openai-compatible/descriptor.ts';
-import { simulatorDescriptor } from './simulator/descriptor.ts';
+/** The providers' descriptors, from the one list of providers (index.ts). */
+import { PROVIDERS } from './index.ts';
+import type { Provider } from './types.ts';
+
+type DescriptorsOf<P extends readonly Provider[]> = { -readonly [K in keyof P]: P[K]['descriptor'] };
+
+// A generic function, not an assertion on `typeof PROVIDERS`: that would make the catalog's model type,
+// which the providers' adapters are typed by, depend on itself (tsc then reads the descriptors as unknown).
+function descriptorsOf<const P extends readonly Provider[]>(providers: P): DescriptorsOf<P> {
+  return providers.map((provider) => provider.descriptor) as DescriptorsOf<P>;
+}
 
 /** The descriptors, in the order the catalog documentation lists them. */
-export const PROVIDER_DESCRIPTORS = [openAiCompatibleDescriptor, anthropicDescriptor, geminiDescriptor, simulatorDescriptor] as const;
+export const PROVIDER_DESCRIPTORS = descriptorsOf(PROVIDERS);
 
 /** A provider kind: the catalog's `provider` values. */
 export type ProviderName = (typeof PROVIDER_DESCRIPTORS)[number]['name'];

@@ -1,29 +1,9 @@
-/** Provider kind → adapter, built once per worker process at startup on one shared connection pool. */
-import type { ModelOf } from '../domain/catalog/schema.ts';
+/** Provider kind → adapter, built once per worker process at startup on one shared connection pool, from the list of providers. */
 import type { ChatCompletion, ChatCompletionChunk } from '../wire/openai-chat.ts';
-import type { ProviderName } from './descriptors.ts';
-import type { EmbedRequest, NativeMessagesAdapter, ProviderAdapter, ProviderRequest } from './types.ts';
+import type { AdapterContext, EmbedRequest, NativeMessagesAdapter, ProviderAdapter, ProviderRequest } from './types.ts';
+import { PROVIDERS } from './index.ts';
 import type { EmbeddingsResponse } from '../wire/openai-embeddings.ts';
-import { createUpstreamHttp, type UpstreamHttp, type UpstreamHttpOptions } from './shared/http.ts';
-import { createAnthropicAdapter } from './anthropic/index.ts';
-import { createGeminiAdapter } from './gemini/index.ts';
-import { createOpenAiCompatibleAdapter } from './openai-compatible/index.ts';
-import { createSimulatorAdapter } from './simulator/index.ts';
-
-/** What every adapter is built with. */
-export interface AdapterContext {
-  http: UpstreamHttp;
-  /** The headers timeout of upstream calls (the simulator's hang fault waits as long). */
-  headersTimeoutMs: number;
-}
-
-// A mapped type, so that a provider listed in descriptors.ts without an adapter here does not compile.
-const FACTORIES: { [N in ProviderName]: (context: AdapterContext) => ProviderAdapter<ModelOf<N>> } = {
-  'openai-compatible': (context) => createOpenAiCompatibleAdapter(context.http),
-  anthropic: (context) => createAnthropicAdapter(context.http),
-  gemini: (context) => createGeminiAdapter(context.http),
-  simulator: (context) => createSimulatorAdapter({ hangTimeoutMs: context.headersTimeoutMs }),
-};
+import { createUpstreamHttp, type UpstreamHttpOptions } from './shared/http.ts';
 
 /** The adapters of one process, called by the target's provider. */
 export interface ProviderRegistry {
@@ -42,8 +22,8 @@ export interface ProviderRegistry {
 /** Builds every adapter once. */
 export function createProviderRegistry(options: UpstreamHttpOptions): ProviderRegistry {
   const context: AdapterContext = { http: createUpstreamHttp(options), headersTimeoutMs: options.headersTimeoutMs };
-  const adapters = new Map<string, ProviderAdapter>(Object.entries(FACTORIES).map(([name, create]) => [name, create(context) as ProviderAdapter]));
-  // The map is keyed by every ProviderName (FACTORIES' type), and a target's provider is one.
+  // Each adapter is typed by its own provider's model and called only with that provider's targets.
+  const adapters = new Map(PROVIDERS.map((provider) => [provider.descriptor.name, provider.create(context) as ProviderAdapter]));
   const adapterOf = (request: { target: ProviderRequest['target'] }) => adapters.get(request.target.provider) as ProviderAdapter;
   const nativeMessagesOf = (request: { target: ProviderRequest['target'] }) => {
     const { messages } = adapterOf(request);

@@ -3,6 +3,8 @@ import type { CatalogModel } from '../domain/catalog/schema.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../wire/openai-chat.ts';
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../wire/openai-embeddings.ts';
 import type { MessagesRequest } from '../wire/anthropic-messages.ts';
+import type { ProviderDescriptor } from './descriptor.ts';
+import type { UpstreamHttp } from './shared/http.ts';
 
 /** Where and how to reach one upstream model, resolved from the catalog at startup. */
 export interface ProviderTarget<M extends CatalogModel = CatalogModel> {
@@ -75,3 +77,21 @@ export interface NativeMessagesAdapter<M extends CatalogModel = CatalogModel> {
 
 /** One embeddings call. */
 export type EmbedRequest<M extends CatalogModel = CatalogModel> = ProviderRequest<M, EmbeddingsRequest>;
+
+/** What every adapter is built with: the worker's one connection pool, and its upstream timeouts. */
+export interface AdapterContext {
+  http: UpstreamHttp;
+  /** The headers timeout of upstream calls (the simulator's hang fault waits as long). */
+  headersTimeoutMs: number;
+}
+
+/**
+ * A provider: its descriptor (the data the catalog and the door read) and its adapter's factory. The
+ * adapter is typed by its own model inside the provider's folder and opaque here: the catalog's model
+ * type is made from the descriptors of the list of providers, so the list cannot name it. The registry,
+ * which calls an adapter only with targets of its own provider, gives it back its type.
+ */
+export interface Provider<D extends ProviderDescriptor = ProviderDescriptor> {
+  readonly descriptor: D;
+  create(context: AdapterContext): object;
+}

@@ -86,8 +86,8 @@ const PLANTED: Record<string, string> = {
   'src/wire/chat.ts': "import './usage.ts';\nimport '../errors/gateway-error.ts';\nimport 'node:fs';", // wire-only-wire (twice)
   'src/wire/usage.ts': 'export {};',
   'src/errors/gateway-error.ts': 'export {};',
-  'src/infra/redis/scripts.ts': "import type { Client } from './connections.ts';\nexport type Scripted = Client;\nexport const NAMES = ['admit'];", // no-circular
-  'src/infra/redis/connections.ts': "import { NAMES } from './scripts.ts';\nexport type Client = { names: typeof NAMES };", // no-circular
+  'src/infra/redis/scripts.ts': "import { CLIENT } from './connections.ts';\nexport const NAMES = ['admit', CLIENT];", // no-circular
+  'src/infra/redis/connections.ts': "import { NAMES } from './scripts.ts';\nexport const CLIENT = 'client';\nexport const COUNT = NAMES.length;", // no-circular
   'src/infra/store.ts':
     "import './missing.ts';\nimport 'dev-only';\nimport type { Dev } from 'dev-only';\nimport '../../test/helpers/http.ts';\nexport type D = Dev;", // not-to-unresolvable, not-to-dev-dependencies (once: the value import), not-to-tests
   'test/helpers/http.ts': 'export {};',

@@ -1,6 +1,7 @@
 /** The adapter for Anthropic's Messages API: OpenAI chat in, Anthropic on the wire, OpenAI chat out; or Anthropic's Messages untranslated. */
+import { anthropicDescriptor } from './descriptor.ts';
 import type { ModelOf } from '../../domain/catalog/schema.ts';
-import type { ProviderAdapter } from '../types.ts';
+import type { Provider, ProviderAdapter } from '../types.ts';
 import type { UpstreamHttp } from '../shared/http.ts';
 import { readJsonBody, sendUpstream, translateBody } from '../shared/send.ts';
 import { readAnthropicError } from './errors.ts';
@@ -32,3 +33,9 @@ export function createAnthropicAdapter(http: UpstreamHttp): ProviderAdapter<Mode
     },
   };
 }
+
+/** Anthropic's Messages API: its descriptor and its adapter's factory, as the list of providers holds them. */
+export const anthropicProvider: Provider<typeof anthropicDescriptor> = {
+  descriptor: anthropicDescriptor,
+  create: (context) => createAnthropicAdapter(context.http),
+};

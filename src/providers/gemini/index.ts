@@ -1,6 +1,7 @@
 /** The adapter for Google's Gemini API (generateContent / streamGenerateContent / batchEmbedContents), in OpenAI's formats. */
+import { geminiDescriptor } from './descriptor.ts';
 import type { ModelOf } from '../../domain/catalog/schema.ts';
-import type { ProviderAdapter } from '../types.ts';
+import type { Provider, ProviderAdapter } from '../types.ts';
 import type { UpstreamHttp } from '../shared/http.ts';
 import { readJsonBody, sendUpstream, translateBody } from '../shared/send.ts';
 import { readGeminiError } from './errors.ts';
@@ -29,3 +30,9 @@ export function createGeminiAdapter(http: UpstreamHttp): ProviderAdapter<ModelOf
     },
   };
 }
+
+/** Google's Gemini API: its descriptor and its adapter's factory, as the list of providers holds them. */
+export const geminiProvider: Provider<typeof geminiDescriptor> = {
+  descriptor: geminiDescriptor,
+  create: (context) => createGeminiAdapter(context.http),
+};

@@ -1,6 +1,7 @@
 /** The adapter for OpenAI and every OpenAI-compatible server (Azure OpenAI, vLLM, Ollama, Groq…). */
+import { openAiCompatibleDescriptor } from './descriptor.ts';
 import type { ModelOf } from '../../domain/catalog/schema.ts';
-import type { ProviderAdapter } from '../types.ts';
+import type { Provider, ProviderAdapter } from '../types.ts';
 import type { UpstreamHttp } from '../shared/http.ts';
 import { readJsonBody, sendUpstream, translateBody } from '../shared/send.ts';
 import { readOpenAiError } from './errors.ts';
@@ -26,3 +27,9 @@ export function createOpenAiCompatibleAdapter(http: UpstreamHttp): ProviderAdapt
     },
   };
 }
+
+/** OpenAI and the servers of its format: its descriptor and its adapter's factory, as the list of providers holds them. */
+export const openAiCompatibleProvider: Provider<typeof openAiCompatibleDescriptor> = {
+  descriptor: openAiCompatibleDescriptor,
+  create: (context) => createOpenAiCompatibleAdapter(context.http),
+};

@@ -1,9 +1,9 @@
 /** The built-in simulator provider: deterministic answers, configurable latency, token rate and faults. */
 import type { ModelOf } from '../../domain/catalog/schema.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest, Usage } from '../../wire/openai-chat.ts';
-import type { EmbedRequest, ProviderAdapter, ProviderRequest } from '../types.ts';
+import type { EmbedRequest, Provider, ProviderAdapter, ProviderRequest } from '../types.ts';
 import type { EmbeddingsResponse } from '../../wire/openai-embeddings.ts';
-import type { SimulatorOptions } from './descriptor.ts';
+import { type SimulatorOptions, simulatorDescriptor } from './descriptor.ts';
 import { brokenStreamError, hang, pause, rollFault, statusFaultError, type FaultKind } from './faults.ts';
 import { generatePieces, seedFrom } from './text.ts';
 import { DEFAULT_DIMENSIONS, simulatedVector } from './embeddings.ts';
@@ -135,3 +135,9 @@ function tokenIntervalMs(options: SimulatorOptions): number {
 function chunk(plan: Plan, choices: ChatCompletionChunk['choices']): ChatCompletionChunk {
   return { id: plan.id, object: 'chat.completion.chunk', created: plan.created, model: plan.model, choices };
 }
+
+/** The built-in simulator: its descriptor and its adapter's factory, as the list of providers holds them. */
+export const simulatorProvider: Provider<typeof simulatorDescriptor> = {
+  descriptor: simulatorDescriptor,
+  create: (context) => createSimulatorAdapter({ hangTimeoutMs: context.headersTimeoutMs }),
+};
