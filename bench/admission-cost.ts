@@ -17,7 +17,7 @@ import { runLoad } from './autocannon.ts';
 import { startStack, BENCH_MODEL, type BenchStack } from './stack.ts';
 import { measureSequential, type SequentialTarget } from './sequential.ts';
 import { CpuMeter } from './proc-stats.ts';
-import { startPrivateRedis } from './private-redis.ts';
+import { startPrivateRedis } from '../src/dev/private-redis.ts';
 import { parseCommandStats, readRedisPid } from './redis-stats.ts';
 import { envNumber } from './env.ts';
 import { summariseLogs } from './child-logs.ts';

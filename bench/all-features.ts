@@ -4,7 +4,7 @@
  */
 import { BENCH_MODEL, startStack, type BenchStack, type StackOptions } from './stack.ts';
 import { LARGE_MICROS } from './admission-tenant.ts';
-import { startPrivateRedis, type PrivateRedis } from './private-redis.ts';
+import { startPrivateRedis, type PrivateRedis } from '../src/dev/private-redis.ts';
 import type { CleanupStack } from './cleanup-stack.ts';
 
 /** Environment of web and worker: the rate limiter runs on every request and never refuses. */

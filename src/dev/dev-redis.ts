@@ -23,7 +23,7 @@ export async function devRedis(configured: RedisTarget, dir: string): Promise<De
   const { hostname, port } = new URL(configured.url);
   if (await listening(hostname, Number(port || 6379))) return { target: configured, description: shown, stop: none };
   try {
-    const server = await startPrivateRedis(dir);
+    const server = await startPrivateRedis({ dir });
     return {
       target: { kind: 'single', url: server.url },
       description: `private redis-server (pid ${server.pid}) on ${server.url}, as nothing listens at ${shown}; it stops with dev`,

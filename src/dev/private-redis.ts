@@ -1,6 +1,7 @@
 /**
- * A redis-server of dev's own, for a machine where none runs: loopback only, no persistence,
- * `noeviction` as the gateway requires, and stopped when dev ends.
+ * A redis-server of one process's own: dev's, on a machine where none runs, and a bench's, whose
+ * CPU and command statistics then belong to its run alone. Loopback only, no persistence,
+ * `noeviction` as the gateway requires, and stopped when its process ends.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -59,15 +60,26 @@ async function waitUntilAnswering(child: ChildProcess, url: string, log: string)
   }
 }
 
+/** Where and how to run the server. */
+export interface PrivateRedisOptions {
+  /** Its directory, for its files and its log; absent: the log goes to this process's stderr. */
+  dir?: string;
+  /** A taskset CPU list (e.g. `0`): the server runs under `taskset -c <cpus>`, its threads included. */
+  cpus?: string;
+}
+
 /**
- * Starts `redis-server` from the PATH on a free loopback port, its files in `dir`. Rejects with
- * the spawn error (code ENOENT) when there is no redis-server.
+ * Starts `redis-server` from the PATH on a free loopback port. Rejects with the spawn error (code
+ * ENOENT) when there is no redis-server.
  */
-export async function startPrivateRedis(dir: string): Promise<PrivateRedis> {
-  await mkdir(dir, { recursive: true });
+export async function startPrivateRedis(options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
+  const { dir, cpus } = options;
+  if (dir !== undefined) await mkdir(dir, { recursive: true });
   const port = await freePort();
-  const log = join(dir, 'redis.log');
-  const args = [
+  const log = dir === undefined ? 'its output' : join(dir, 'redis.log');
+  const files = dir === undefined ? ['--loglevel', 'warning'] : ['--dir', dir, '--logfile', log];
+  const serverArgs = [
+    'redis-server',
     '--port',
     String(port),
     '--bind',
@@ -78,16 +90,14 @@ export async function startPrivateRedis(dir: string): Promise<PrivateRedis> {
     'no',
     '--maxmemory-policy',
     'noeviction',
-    '--dir',
-    dir,
-    '--logfile',
-    log,
+    ...files,
   ];
-  // Its own process group: a Ctrl-C in the terminal reaches dev alone, which drains its
+  const [command, ...args] = (cpus === undefined ? serverArgs : ['taskset', '-c', cpus, ...serverArgs]) as [string, ...string[]];
+  // Its own process group: a Ctrl-C in the terminal reaches its owner alone, which drains its
   // requests on this Redis before stopping it.
-  const child = spawn('redis-server', args, { detached: true, stdio: 'ignore' });
+  const child = spawn(command, args, { detached: true, stdio: ['ignore', 'ignore', dir === undefined ? 'inherit' : 'ignore'] });
   await once(child, 'spawn');
-  // The last word on every way dev ends but SIGKILL: process.exit, the end of the event loop, an uncaught exception.
+  // The last word on every way its owner ends but SIGKILL: process.exit, the end of the event loop, an uncaught exception.
   const killOnExit = () => child.kill('SIGTERM');
   process.on('exit', killOnExit);
   const url = `redis://127.0.0.1:${port}`;

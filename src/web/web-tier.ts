@@ -169,7 +169,8 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
     plan: { catalog, prompts: new PromptCache(repository.prompts, PROMPT_CACHE_TTL_MS) },
     settings: new TenantSettingsCache(repository, env.PII_DEFAULT_MODE, env.SETTINGS_CACHE_TTL_MS),
     admission: admissionOf(commands, keys, ledger, log),
-    dispatch: (job, options) => dispatcher.dispatch({ ...job, replyChannel: replies.channel }, options),
+    // The job is the request's own: addressed in place rather than copied on every request.
+    dispatch: (job, options) => dispatcher.dispatch(Object.assign(job, { replyChannel: replies.channel }), options),
     follow: (tenantId, requestId, afterSeq, finished) =>
       followEvents(commands, keys, tenantId, requestId, afterSeq, { pollMs: FOLLOW_POLL_MS, timeoutMs: env.REQUEST_TIMEOUT_MS, finished }),
     audit,
