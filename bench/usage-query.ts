@@ -89,6 +89,7 @@ function usageRecord(from: number, spanMs: number): UsageRecord {
     latencyMs: 500 + Math.floor(random() * 4000),
     stream: random() < 0.6,
     piiFlags: random() < 0.05 ? ['email'] : [],
+    responseId: null,
     createdAt,
   };
 }

@@ -48,6 +48,7 @@ export function buildUsageRecord(
     latencyMs: Math.max(0, outcome.endedAt - data.enqueuedAt),
     stream: data.stream,
     piiFlags: data.piiFlags,
+    responseId: data.responseId ?? null,
     createdAt: new Date(data.enqueuedAt),
   };
 }

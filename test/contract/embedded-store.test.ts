@@ -19,8 +19,10 @@ import type { AuditTamper, StoreContext } from './store-cases/context.ts';
 import { uid } from './store-cases/context.ts';
 import { policyCases } from './store-cases/policies.ts';
 import { promptCases } from './store-cases/prompts.ts';
+import { responseCases } from './store-cases/responses.ts';
 import { tenantAndKeyCases } from './store-cases/tenants-keys.ts';
 import { usageCases } from './store-cases/usage.ts';
+import { webhookCases } from './store-cases/webhooks.ts';
 
 let dir: string;
 let embedded: EmbeddedPostgres;
@@ -69,6 +71,8 @@ describe('the PostgreSQL adapter on the embedded PostgreSQL', () => {
   describe('audit', () => auditCases(store));
   describe('budgets', () => budgetCases(store));
   describe('policies', () => policyCases(store));
+  describe('responses', () => responseCases(store));
+  describe('webhooks', () => webhookCases(store));
 });
 
 describe('several clients on its one session', () => {

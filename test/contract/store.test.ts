@@ -9,8 +9,10 @@ import { budgetCases } from './store-cases/budgets.ts';
 import { policyCases } from './store-cases/policies.ts';
 import type { AuditTamper, StoreContext } from './store-cases/context.ts';
 import { promptCases } from './store-cases/prompts.ts';
+import { responseCases } from './store-cases/responses.ts';
 import { tenantAndKeyCases } from './store-cases/tenants-keys.ts';
 import { usageCases } from './store-cases/usage.ts';
+import { webhookCases } from './store-cases/webhooks.ts';
 
 /** An adapter opened for one suite run, a way around it, and what removes its data afterwards. */
 interface AdapterUnderTest {
@@ -45,6 +47,8 @@ function repositoryContract(title: string, kind: Repository['kind'], open: () =>
     describe('audit', () => auditCases(store));
     describe('budgets', () => budgetCases(store));
     describe('policies', () => policyCases(store));
+    describe('responses', () => responseCases(store));
+    describe('webhooks', () => webhookCases(store));
   });
 }
 

@@ -54,6 +54,7 @@ const ENDPOINTS: Record<string, Endpoint> = {
     anthropic: true,
   },
   'POST /v1/responses': { method: 'POST', path: '/v1/responses', body: { model: 'sim', input: 'hi' }, ok: 200 },
+  'POST /v1/responses/compact': { method: 'POST', path: '/v1/responses/compact', body: { model: 'sim', input: 'hi' }, ok: 200 },
   // Allowed, and answered 404: the gateway stores no responses.
   'GET /v1/responses/{id}': { method: 'GET', path: '/v1/responses/resp_1', ok: 404 },
   'GET /v1/models': { method: 'GET', path: '/v1/models', ok: 200 },
@@ -84,6 +85,8 @@ const ENDPOINTS: Record<string, Endpoint> = {
   },
   'GET /internal/v1/pii-policy': { method: 'GET', path: '/internal/v1/pii-policy', ok: 200 },
   'PUT /internal/v1/pii-policy': { method: 'PUT', path: '/internal/v1/pii-policy', body: { mode: 'flag' }, ok: 200 },
+  'GET /internal/v1/data-policy': { method: 'GET', path: '/internal/v1/data-policy', ok: 200 },
+  'PUT /internal/v1/data-policy': { method: 'PUT', path: '/internal/v1/data-policy', body: { store_responses: true, retention_days: 30 }, ok: 200 },
   // The queue board's JSON API; test/e2e/queue-board.test.ts covers its page, assets and other paths.
   'GET /internal/queues/api/queues': { method: 'GET', path: '/internal/queues/api/queues', ok: 200 },
   'POST /internal/v1/tenants/{tenant}/credits': {
@@ -114,8 +117,56 @@ const ENDPOINTS: Record<string, Endpoint> = {
       return { path: `/internal/v1/keys/${created.body.id as string}` };
     },
   },
+  'POST /internal/v1/webhooks': {
+    method: 'POST',
+    path: '/internal/v1/webhooks',
+    body: { url: 'https://8.8.8.8/hook', events: ['response.completed'] },
+    ok: 201,
+  },
+  'GET /internal/v1/webhooks': { method: 'GET', path: '/internal/v1/webhooks', ok: 200 },
+  'PATCH /internal/v1/webhooks/{id}': {
+    method: 'PATCH',
+    path: '/internal/v1/webhooks/{id}',
+    body: { enabled: false },
+    ok: 200,
+    prepare: async (tenant) => ({ path: `/internal/v1/webhooks/${await webhookOf(tenant)}` }),
+  },
+  'DELETE /internal/v1/webhooks/{id}': {
+    method: 'DELETE',
+    path: '/internal/v1/webhooks/{id}',
+    ok: 200,
+    prepare: async (tenant) => ({ path: `/internal/v1/webhooks/${await webhookOf(tenant)}` }),
+  },
+  'POST /internal/v1/webhooks/{id}/rotate-secret': {
+    method: 'POST',
+    path: '/internal/v1/webhooks/{id}/rotate-secret',
+    ok: 200,
+    prepare: async (tenant) => ({ path: `/internal/v1/webhooks/${await webhookOf(tenant)}/rotate-secret` }),
+  },
+  'GET /internal/v1/webhooks/{id}/deliveries': {
+    method: 'GET',
+    path: '/internal/v1/webhooks/{id}/deliveries',
+    ok: 200,
+    prepare: async (tenant) => ({ path: `/internal/v1/webhooks/${await webhookOf(tenant)}/deliveries` }),
+  },
+  // Allowed, and answered 404: no such delivery (test/e2e/webhooks.test.ts resends real ones).
+  'POST /internal/v1/webhooks/{id}/deliveries/{delivery_id}/resend': {
+    method: 'POST',
+    path: '/internal/v1/webhooks/{id}/deliveries/whd_none/resend',
+    ok: 404,
+  },
 };
 type EndpointName = keyof typeof ENDPOINTS;
+
+/** A new webhook endpoint of the tenant, made with its admin key. */
+async function webhookOf(tenant: Tenant): Promise<string> {
+  const created = await call(gateway.origin, keys[tenant].admin, 'POST', '/internal/v1/webhooks', {
+    url: 'https://8.8.8.8/hook',
+    events: ['response.completed'],
+  });
+  expect(created.status).toBe(201);
+  return created.body.id as string;
+}
 
 const Y = 'allowed';
 const N = 403;
@@ -128,6 +179,7 @@ const MATRIX: Array<[EndpointName, Outcome, Outcome, Outcome, Outcome, Outcome, 
   ['POST /v1/messages', Y, Y, Y, N, Y, Y, Y, N],
   ['POST /v1/messages/count_tokens', Y, Y, Y, N, Y, Y, Y, N],
   ['POST /v1/responses', Y, Y, Y, N, Y, Y, Y, N],
+  ['POST /v1/responses/compact', Y, Y, Y, N, Y, Y, Y, N],
   ['GET /v1/responses/{id}', Y, Y, Y, N, Y, Y, Y, N],
   ['GET /v1/models', Y, Y, Y, N, Y, Y, Y, N],
   ['GET /v1/models/{id}', Y, Y, Y, N, Y, Y, Y, N],
@@ -143,6 +195,8 @@ const MATRIX: Array<[EndpointName, Outcome, Outcome, Outcome, Outcome, Outcome, 
   ['DELETE /internal/v1/budgets/{id}', Y, N, N, N, Y, N, N, N],
   ['GET /internal/v1/pii-policy', Y, N, N, N, Y, N, N, N],
   ['PUT /internal/v1/pii-policy', Y, N, N, N, Y, N, N, N],
+  ['GET /internal/v1/data-policy', Y, N, N, N, Y, N, N, N],
+  ['PUT /internal/v1/data-policy', Y, N, N, N, Y, N, N, N],
   ['GET /internal/queues/api/queues', N, N, N, N, Y, N, N, N],
   ['POST /internal/v1/tenants/{tenant}/credits', N, N, N, N, Y, N, N, N],
   ['PUT /internal/v1/tenants/{tenant}/plan', N, N, N, N, Y, N, N, N],
@@ -152,6 +206,13 @@ const MATRIX: Array<[EndpointName, Outcome, Outcome, Outcome, Outcome, Outcome, 
   ['POST /internal/v1/keys', Y, N, N, N, Y, N, N, N],
   ['GET /internal/v1/keys', Y, N, N, N, Y, N, N, N],
   ['DELETE /internal/v1/keys/{id}', Y, N, N, N, Y, N, N, N],
+  ['POST /internal/v1/webhooks', Y, N, N, N, Y, N, N, N],
+  ['GET /internal/v1/webhooks', Y, N, N, N, Y, N, N, N],
+  ['PATCH /internal/v1/webhooks/{id}', Y, N, N, N, Y, N, N, N],
+  ['DELETE /internal/v1/webhooks/{id}', Y, N, N, N, Y, N, N, N],
+  ['POST /internal/v1/webhooks/{id}/rotate-secret', Y, N, N, N, Y, N, N, N],
+  ['GET /internal/v1/webhooks/{id}/deliveries', Y, N, N, N, Y, N, N, N],
+  ['POST /internal/v1/webhooks/{id}/deliveries/{delivery_id}/resend', Y, N, N, N, Y, N, N, N],
 ];
 
 const CASES = MATRIX.flatMap(([endpoint, ...outcomes]) =>

@@ -326,6 +326,23 @@ const ROUTES: Route[] = [
   { method: 'PUT', path: fc.constant('/internal/v1/pii-policy'), key: 'admin', body: { mode: 'mask', critical: ['email'] } },
   { method: 'GET', path: fc.constant('/internal/v1/pii-policy'), key: 'admin', body: null },
   { method: 'GET', path: fc.constant('/internal/v1/audit/verify'), key: 'admin', body: null },
+  {
+    method: 'POST',
+    path: fc.constant('/internal/v1/webhooks'),
+    key: 'admin',
+    body: { url: 'https://8.8.8.8/hook', events: ['response.completed', 'response.failed'] },
+  },
+  { method: 'GET', path: fc.constant('/internal/v1/webhooks'), key: 'admin', body: null },
+  {
+    method: 'PATCH',
+    path: pathParam.map((id) => `/internal/v1/webhooks/${id}`),
+    key: 'admin',
+    body: { url: 'https://8.8.8.8/b', events: ['response.cancelled'], enabled: false },
+  },
+  { method: 'DELETE', path: pathParam.map((id) => `/internal/v1/webhooks/${id}`), key: 'admin', body: null },
+  { method: 'POST', path: pathParam.map((id) => `/internal/v1/webhooks/${id}/rotate-secret`), key: 'admin', body: null },
+  { method: 'GET', path: query.map((q) => `/internal/v1/webhooks/wh_none/deliveries${q}`), key: 'admin', body: null },
+  { method: 'POST', path: pathParam.map((id) => `/internal/v1/webhooks/wh_none/deliveries/${id}/resend`), key: 'admin', body: null },
   { method: 'GET', path: fc.constantFrom('/healthz', '/readyz', '/', '/v1', '/v1/nothing'), key: 'app', body: null },
 ];
 

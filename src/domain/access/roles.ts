@@ -24,13 +24,14 @@ export const ROUTE_PERMISSIONS = {
   'audit.verify': { roles: ['admin', 'auditor'], describe: 'verify the audit chain' },
   'prompts.write': { roles: ['admin'], describe: 'create or activate prompt versions' },
   'budgets.write': { roles: ['admin'], describe: 'create or delete budget policies' },
-  'policies.write': { roles: ['admin'], describe: 'read or change the PII policy' },
+  'policies.write': { roles: ['admin'], describe: 'read or change the PII and data policies' },
   'tenants.operate': { roles: ['admin'], describe: "manage other tenants' credits and plans (operator tenant only)" },
   'tenants.read': { roles: ['admin'], describe: 'list tenants (operator tenant only)' },
   'tenants.write': { roles: ['admin'], describe: 'create, rename, disable or enable tenants (operator tenant only)' },
   'keys.read': { roles: ['admin'], describe: 'list API keys' },
   'keys.write': { roles: ['admin'], describe: 'create or revoke API keys' },
   'queues.read': { roles: ['admin'], describe: 'view the job queues (operator tenant only)' },
+  'webhooks.manage': { roles: ['admin'], describe: 'manage webhook endpoints and their deliveries' },
 } as const satisfies Record<string, PermissionRule>;
 
 /** A permission of a route that is not an operation. */

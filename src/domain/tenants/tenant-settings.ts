@@ -1,5 +1,17 @@
 import type { BudgetPolicy, BudgetRepository, PiiMode, PiiPolicy, PolicyRepository, TenantPlan } from '../../infra/store/repository.ts';
+import { DEFAULT_RETENTION_DAYS } from '../../infra/store/response-fields.ts';
 import { PII_CATEGORIES } from '../pii/types.ts';
+
+/** A tenant's data policy as the web tier applies it. */
+export interface DataPolicySettings {
+  /** False: `store: true` is ignored and `previous_response_id` refused. */
+  storeResponses: boolean;
+  /** Days a stored response is kept. */
+  retentionDays: number;
+}
+
+/** The data policy of a tenant that has set none: responses stored, kept 30 days. */
+export const DEFAULT_DATA_POLICY: Readonly<DataPolicySettings> = { storeResponses: true, retentionDays: DEFAULT_RETENTION_DAYS };
 
 /** What admission needs to know of a tenant besides its key. */
 export interface TenantSettings {
@@ -9,6 +21,8 @@ export interface TenantSettings {
   plan: TenantPlan | null;
   /** The tenant's PII policy, or the configured default (every category critical). */
   pii: PiiPolicy;
+  /** The tenant's data policy, or DEFAULT_DATA_POLICY. */
+  dataPolicy: DataPolicySettings;
 }
 
 interface Entry {
@@ -17,7 +31,7 @@ interface Entry {
 }
 
 /**
- * Budget policies, credit account and plan per tenant, cached in the web process. A change
+ * Budget policies, credit account, plan, PII and data policies per tenant, cached in the web process. A change
  * publishes the tenant on a Redis channel and every web process drops it at once; the TTL
  * bounds staleness if that message is lost.
  */
@@ -54,12 +68,19 @@ export class TenantSettingsCache {
   }
 
   async #load(tenantId: string): Promise<TenantSettings> {
-    const [policies, toppedUp, plan, pii] = await Promise.all([
+    const [policies, toppedUp, plan, pii, data] = await Promise.all([
       this.#budgets.listPolicies(tenantId),
       this.#budgets.creditToppedUp(tenantId),
       this.#budgets.getPlan(tenantId),
       this.#policies.getPii(tenantId),
+      this.#policies.getData(tenantId),
     ]);
-    return { policies, creditEnforced: toppedUp !== null, plan, pii: pii ?? { tenantId, mode: this.#defaultPii, critical: [...PII_CATEGORIES] } };
+    return {
+      policies,
+      creditEnforced: toppedUp !== null,
+      plan,
+      pii: pii ?? { tenantId, mode: this.#defaultPii, critical: [...PII_CATEGORIES] },
+      dataPolicy: data ? { storeResponses: data.storeResponses, retentionDays: data.retentionDays } : { ...DEFAULT_DATA_POLICY },
+    };
   }
 }

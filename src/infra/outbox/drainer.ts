@@ -1,8 +1,15 @@
 import type { Logger } from 'pino';
-import type { Repository, AuditEventInput, UsageRecord } from '../store/repository.ts';
+import type { Repository, AuditEventInput, StoredResponse, UsageRecord } from '../store/repository.ts';
 import type { RedisKeys } from '../redis/keys.ts';
 import { outboxRelease, outboxTake, type ScriptedRedis } from '../redis/scripts.ts';
 import { decodeOutboxRecord } from './outbox.ts';
+import type { WebhookOutboxEntry } from '../webhooks/webhook-queue.ts';
+
+/** Where records that are not for the store go. */
+export interface OutboxSinks {
+  /** Queues each event's deliveries (WebhookQueue.enqueue); idempotent per event and endpoint. */
+  webhooks?: (entries: WebhookOutboxEntry[]) => Promise<unknown>;
+}
 
 /** Tuning of a drainer; the defaults suit production. */
 export interface DrainerOptions {
@@ -30,17 +37,19 @@ export class OutboxDrainer {
   readonly #repository: Repository;
   readonly #log: Logger;
   readonly #options: DrainerOptions;
+  readonly #sinks: OutboxSinks;
   #running: Promise<void> | null = null;
   #legacyDueAt = 0;
   #stopped = false;
   #wake: (() => void) | null = null;
 
-  constructor(redis: ScriptedRedis, keys: RedisKeys, repository: Repository, log: Logger, options: Partial<DrainerOptions> = {}) {
+  constructor(redis: ScriptedRedis, keys: RedisKeys, repository: Repository, log: Logger, options: Partial<DrainerOptions> = {}, sinks: OutboxSinks = {}) {
     this.#redis = redis;
     this.#keys = keys;
     this.#repository = repository;
     this.#log = log;
     this.#options = { ...DEFAULTS, ...options };
+    this.#sinks = sinks;
   }
 
   /** Starts draining in the background. */
@@ -89,10 +98,14 @@ export class OutboxDrainer {
   async #write(taken: string[]): Promise<void> {
     const usage: UsageRecord[] = [];
     const audit: AuditEventInput[] = [];
+    const webhooks: WebhookOutboxEntry[] = [];
+    const responses: StoredResponse[] = [];
     for (const text of taken) {
       try {
         const record = decodeOutboxRecord(text);
         if (record.kind === 'usage') usage.push(record.record);
+        else if (record.kind === 'webhook') webhooks.push({ tenantId: record.tenantId, event: record.event });
+        else if (record.kind === 'response') responses.push(record.record);
         else audit.push(record.event);
       } catch (error) {
         this.#log.error({ err: error, record: text.slice(0, 500) }, 'dropping an outbox record that cannot be read');
@@ -100,6 +113,14 @@ export class OutboxDrainer {
     }
     if (usage.length > 0) await this.#repository.usage.insertMany(usage);
     if (audit.length > 0) await this.#repository.audit.append(audit);
+    // A response is in the store before its webhook event goes out: the receiver may read it there.
+    if (responses.length > 0) await this.#repository.responses.put(responses);
+    if (webhooks.length > 0) await this.#enqueueWebhooks(webhooks);
+  }
+
+  async #enqueueWebhooks(entries: WebhookOutboxEntry[]): Promise<void> {
+    if (this.#sinks.webhooks) await this.#sinks.webhooks(entries);
+    else this.#log.error({ events: entries.map((entry) => entry.event.id) }, 'dropping webhook events: this drainer has no webhook queue');
   }
 
   async #loop(): Promise<void> {

@@ -1,24 +1,39 @@
 import type { RedisClient } from '../redis/connections.ts';
-import type { AuditEventInput, UsageRecord } from '../store/repository.ts';
+import type { AuditEventInput, StoredResponse, UsageRecord } from '../store/repository.ts';
 import type { RedisKeys } from '../redis/keys.ts';
+import { webhookEvent, type WebhookEvent, type WebhookEventType } from '../../domain/webhooks/webhook-event.ts';
 
-/** What goes through the outbox to the store. */
-export type OutboxRecord = { kind: 'usage'; record: UsageRecord } | { kind: 'audit'; event: AuditEventInput };
+/** What goes through the outbox: to the store, or (`webhook`) to the tenant's webhook endpoints' delivery queue. */
+export type OutboxRecord =
+  | { kind: 'usage'; record: UsageRecord }
+  | { kind: 'audit'; event: AuditEventInput }
+  | { kind: 'response'; record: StoredResponse }
+  | { kind: 'webhook'; tenantId: string; event: WebhookEvent };
+
+/** The record that sends a new event about `dataId` (a response's `resp_…`) to the tenant's endpoints subscribed to `type`; queue it with Outbox.push or entry. */
+export function webhookOutboxRecord(tenantId: string, type: WebhookEventType, dataId: string): OutboxRecord {
+  return { kind: 'webhook', tenantId, event: webhookEvent(type, dataId) };
+}
 
 /** One line of JSON per record; dates as ISO strings. */
 export function encodeOutboxRecord(record: OutboxRecord): string {
   return JSON.stringify(record);
 }
 
-// A record queued by a gateway older than the token details or the operations has none; the store wants them.
-const OLDER_RECORD_DEFAULTS = { operation: 'chat', cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 } as const;
+// A record queued by a gateway older than the token details, the operations or stored responses has none; the store wants them.
+const OLDER_RECORD_DEFAULTS = { operation: 'chat', cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, responseId: null } as const;
 
 /** Parses a record written by encodeOutboxRecord, reviving its dates. */
 export function decodeOutboxRecord(text: string): OutboxRecord {
   const parsed = JSON.parse(text) as OutboxRecord;
   if (parsed.kind === 'usage') parsed.record = { ...OLDER_RECORD_DEFAULTS, ...parsed.record, createdAt: new Date(parsed.record.createdAt) };
   else if (parsed.kind === 'audit') parsed.event.createdAt = new Date(parsed.event.createdAt);
-  else throw new Error(`unknown outbox record kind '${String((parsed as { kind: unknown }).kind)}'`);
+  else if (parsed.kind === 'response') {
+    const { createdAt, expiresAt } = parsed.record;
+    parsed.record = { ...parsed.record, createdAt: new Date(createdAt), expiresAt: expiresAt === null ? null : new Date(expiresAt) };
+  }
+  // A webhook record has no dates to revive: its event's time is Unix seconds.
+  else if (parsed.kind !== 'webhook') throw new Error(`unknown outbox record kind '${String((parsed as { kind: unknown }).kind)}'`);
   return parsed;
 }
 

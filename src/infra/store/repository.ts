@@ -1,4 +1,5 @@
 /** The durable store's one interface; every adapter (PostgreSQL, MongoDB) implements all of it. */
+import type { WebhookEvent, WebhookEventType } from '../../domain/webhooks/webhook-event.ts';
 
 /** Roles of DESIGN.md; what each may do is decided in src/web/auth/permissions.ts. */
 export const ROLES = ['admin', 'developer', 'app', 'auditor'] as const;
@@ -149,6 +150,8 @@ export interface UsageRecord {
   latencyMs: number;
   stream: boolean;
   piiFlags: string[];
+  /** The Response object a Responses request made (`resp_…`); null for every other request. */
+  responseId: string | null;
   createdAt: Date;
 }
 
@@ -304,6 +307,141 @@ export interface PolicyRepository {
   getPii(tenantId: string): Promise<PiiPolicy | null>;
   /** Creates or replaces the tenant's PII policy. */
   setPii(policy: PiiPolicy): Promise<PiiPolicy>;
+  /** Null when the tenant has set none (responses stored, 30 days). */
+  getData(tenantId: string): Promise<DataPolicy | null>;
+  /** Creates or replaces the tenant's data policy. */
+  setData(policy: Omit<DataPolicy, 'updatedAt'>): Promise<DataPolicy>;
+}
+
+/** A tenant's data policy: whether its responses are stored, and for how long. */
+export interface DataPolicy {
+  tenantId: string;
+  /** False: `store: true` is ignored, as OpenAI's zero-retention projects do. */
+  storeResponses: boolean;
+  /** Stored responses older than this many days are removed by the sweep. */
+  retentionDays: number;
+  updatedAt: Date;
+}
+
+/** Where a response stands; the last four are final. */
+export const RESPONSE_STATUSES = ['queued', 'in_progress', 'completed', 'failed', 'cancelled', 'incomplete'] as const;
+/** A response's status, as the Responses API names it. */
+export type ResponseStatus = (typeof RESPONSE_STATUSES)[number];
+
+/** One item of a stored response (of its input or its output), as the Responses API shows it: every one has an id. */
+export type StoredItem = Record<string, unknown> & { id: string };
+
+/** A response as stored: its Response object, its own input items and the response it continued. */
+export interface StoredResponse {
+  /** `resp_…`. */
+  id: string;
+  tenantId: string;
+  status: ResponseStatus;
+  background: boolean;
+  /** The Response object as GET /v1/responses/{id} returns it; its `output` items are findable by id too. */
+  response: Record<string, unknown>;
+  /** The items of this request's own `input` (masked as the PII policy masks), in order; an earlier response's stay with it. */
+  input: StoredItem[];
+  previousResponseId: string | null;
+  createdAt: Date;
+  /** When it goes whatever the tenant's retention (a background response kept only for polling); null: the retention applies. */
+  expiresAt: Date | null;
+}
+
+/** One page of a response's input items. */
+export interface StoredItemPage {
+  items: StoredItem[];
+  hasMore: boolean;
+}
+
+/** Stored responses, per tenant. */
+export interface ResponseRepository {
+  /**
+   * Records responses by id: a final one (completed, failed, cancelled, incomplete) replaces what
+   * is there; one not final replaces only one not final (a late `queued` never hides an answer);
+   * an id that was deleted is never recorded again.
+   */
+  put(records: StoredResponse[]): Promise<void>;
+  /** The tenant's response; null when it has none of that id (another tenant's included) or it was deleted. */
+  get(tenantId: string, id: string): Promise<StoredResponse | null>;
+  /** Removes the response and its items for good, keeping only its id so that no late write brings it back; false when there was none. */
+  delete(tenantId: string, id: string): Promise<boolean>;
+  /** A page of the response's input items in `order` of their position, after the item of id `after`; null when there is no such response. */
+  listInput(tenantId: string, id: string, page: { after: string | null; limit: number; order: 'asc' | 'desc' }): Promise<StoredItemPage | null>;
+  /** The tenant's items of these ids, input or output of any of its stored responses. */
+  findItems(tenantId: string, ids: readonly string[]): Promise<Map<string, StoredItem>>;
+  /** Background responses not final that were created before `before`, oldest first: what the reaper looks at. */
+  listUnfinished(before: Date, limit: number): Promise<Array<{ tenantId: string; id: string }>>;
+  /**
+   * Removes responses past their `expiresAt` or their tenant's retention (its data policy; 30
+   * days without one), and the ids kept of deleted ones once that old; at most `limit` of each. Returns how many responses went.
+   */
+  sweep(now: Date, limit: number): Promise<number>;
+}
+
+/** A tenant's webhook endpoint, with its secrets, stored as they are: they sign every delivery. */
+export interface WebhookEndpoint {
+  /** `wh_<ulid>`. */
+  id: string;
+  tenantId: string;
+  url: string;
+  /** The event types it is sent (WEBHOOK_EVENT_TYPES of src/domain/webhooks/webhook-event.ts). */
+  events: WebhookEventType[];
+  /** False: nothing is sent to it (an admin turned it off, or it answered 410 Gone). */
+  enabled: boolean;
+  /** `whsec_…`: signs every delivery. */
+  secret: string;
+  /** The secret before the last rotation, which signs deliveries too until `previousSecretExpiresAt`. */
+  previousSecret: string | null;
+  previousSecretExpiresAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** One attempt to deliver one event to one endpoint. */
+export interface WebhookDelivery {
+  /** `whd_<ulid>`. */
+  id: string;
+  tenantId: string;
+  webhookId: string;
+  /** The event as sent (its id is the `webhook-id` of every attempt). */
+  event: WebhookEvent;
+  /** 1 for the first attempt of the event to this endpoint; a retry or a resend counts on. */
+  attempt: number;
+  /** `succeeded`: the endpoint answered 2xx. */
+  status: 'succeeded' | 'failed';
+  /** Null when no answer came (refused connection, timeout, blocked address). */
+  httpStatus: number | null;
+  latencyMs: number;
+  /** Why it failed; null when it succeeded. */
+  error: string | null;
+  createdAt: Date;
+}
+
+/** Webhook endpoints and the record of their deliveries, per tenant. */
+export interface WebhookRepository {
+  /** Stores a new, enabled endpoint. */
+  create(endpoint: { id: string; tenantId: string; url: string; events: WebhookEventType[]; secret: string }): Promise<WebhookEndpoint>;
+  /** The tenant's endpoint; null when it has none of that id (another tenant's included). */
+  get(tenantId: string, id: string): Promise<WebhookEndpoint | null>;
+  /** The tenant's endpoints, oldest first. */
+  list(tenantId: string): Promise<WebhookEndpoint[]>;
+  /** The tenant's enabled endpoints subscribed to `eventType`. */
+  listSubscribed(tenantId: string, eventType: WebhookEventType): Promise<WebhookEndpoint[]>;
+  /** Changes the fields given; null when the tenant has no such endpoint. */
+  update(tenantId: string, id: string, change: { url?: string; events?: WebhookEventType[]; enabled?: boolean }): Promise<WebhookEndpoint | null>;
+  /** Makes `secret` the current one and the current one the previous, valid until `previousExpiresAt`; null when there is no such endpoint. */
+  rotateSecret(tenantId: string, id: string, secret: string, previousExpiresAt: Date): Promise<WebhookEndpoint | null>;
+  /** Removes the endpoint and its deliveries; false when there was none. */
+  delete(tenantId: string, id: string): Promise<boolean>;
+  /** Records an attempt once per id; nothing when its endpoint is gone (deleted meanwhile). */
+  recordDelivery(delivery: WebhookDelivery): Promise<void>;
+  /** The endpoint's attempts, newest first, at most `limit` after the attempt of id `after`. */
+  listDeliveries(tenantId: string, webhookId: string, page: { limit: number; after: string | null }): Promise<WebhookDelivery[]>;
+  /** One attempt of the tenant's endpoint; null when there is none of that id. */
+  getDelivery(tenantId: string, webhookId: string, id: string): Promise<WebhookDelivery | null>;
+  /** The highest attempt number recorded for the event at the endpoint; 0 when none. */
+  lastAttempt(tenantId: string, webhookId: string, eventId: string): Promise<number>;
 }
 
 /** The whole store, as built once per process by src/infra/store/create-store.ts. */
@@ -316,6 +454,8 @@ export interface Repository {
   readonly audit: AuditRepository;
   readonly budgets: BudgetRepository;
   readonly policies: PolicyRepository;
+  readonly responses: ResponseRepository;
+  readonly webhooks: WebhookRepository;
   /** Creates tables/collections and indexes; idempotent (run by `release`). */
   migrate(): Promise<void>;
   /** Cheap liveness probe for /readyz. */

@@ -29,6 +29,7 @@ export interface UsageFields {
   latency_ms: number;
   stream: boolean;
   pii_flags: string[];
+  response_id: string | null;
   created_at: Date;
 }
 
@@ -61,6 +62,7 @@ export function toUsageFields(record: UsageRecord): UsageFields {
     latency_ms: record.latencyMs,
     stream: record.stream,
     pii_flags: record.piiFlags,
+    response_id: record.responseId,
     created_at: record.createdAt,
   };
 }
@@ -96,6 +98,8 @@ export function fromUsageFields(fields: UsageFields): UsageRecord {
     latencyMs: fields.latency_ms,
     stream: fields.stream,
     piiFlags: fields.pii_flags,
+    // Records written before responses were stored name none.
+    responseId: fields.response_id ?? null,
     createdAt: fields.created_at,
   };
 }

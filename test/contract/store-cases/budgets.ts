@@ -34,6 +34,7 @@ function spend(tenantId: string, costMicros: number, feature: string | null, cre
     latencyMs: 100,
     stream: false,
     piiFlags: [],
+    responseId: null,
     createdAt: new Date(createdAt),
   };
 }

@@ -1,4 +1,4 @@
-/** Contract cases of PolicyRepository (PII policies). */
+/** Contract cases of PolicyRepository (PII and data policies). */
 import { expect, it } from 'vitest';
 import { uid, type StoreContext } from './context.ts';
 
@@ -22,5 +22,30 @@ export function policyCases(store: StoreContext): void {
     const [a, b] = [`t-${uid()}`, `t-${uid()}`];
     await policies().setPii({ tenantId: a, mode: 'flag', critical: ['secret'] });
     expect(await policies().getPii(b)).toBeNull();
+  });
+
+  it('has no data policy until one is set, then replaces it, stamping each change', async () => {
+    const tenantId = `t-${uid()}`;
+    expect(await policies().getData(tenantId)).toBeNull();
+    const before = Date.now();
+    const first = await policies().setData({ tenantId, storeResponses: false, retentionDays: 7 });
+    expect(first).toEqual({ tenantId, storeResponses: false, retentionDays: 7, updatedAt: expect.any(Date) });
+    // The store's clock may differ from ours by a little.
+    expect(Math.abs(first.updatedAt.getTime() - before)).toBeLessThan(60_000);
+    expect(await policies().getData(tenantId)).toEqual(first);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const second = await policies().setData({ tenantId, storeResponses: true, retentionDays: 3650 });
+    expect(second).toMatchObject({ tenantId, storeResponses: true, retentionDays: 3650 });
+    expect(second.updatedAt.getTime()).toBeGreaterThan(first.updatedAt.getTime());
+    expect(await policies().getData(tenantId)).toEqual(second);
+  });
+
+  it('keeps data policies apart, and apart from PII policies', async () => {
+    const [a, b] = [`t-${uid()}`, `t-${uid()}`];
+    await policies().setData({ tenantId: a, storeResponses: false, retentionDays: 1 });
+    expect(await policies().getData(b)).toBeNull();
+    expect(await policies().getPii(a)).toBeNull();
+    await policies().setPii({ tenantId: b, mode: 'off', critical: [] });
+    expect(await policies().getData(b)).toBeNull();
   });
 }

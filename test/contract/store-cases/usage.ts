@@ -37,6 +37,7 @@ function usageRecord(tenantId: string, overrides: Partial<UsageRecord> = {}): Us
     latencyMs: 410,
     stream: true,
     piiFlags: ['email', 'phone'],
+    responseId: `resp_${uid()}`,
     createdAt: new Date(DAY_1 + 3_600_000),
     ...overrides,
   };
@@ -66,6 +67,7 @@ export function usageCases(store: StoreContext): void {
       usageSource: 'estimated',
       stream: false,
       piiFlags: [],
+      responseId: null,
       createdAt: new Date(DAY_1 + 1_234),
     });
     expect(await store.repo().usage.insertMany([full, sparse])).toBe(2);

@@ -23,6 +23,7 @@ const EXPECTED: Record<Role, Permission[]> = {
     'keys.read',
     'keys.write',
     'queues.read',
+    'webhooks.manage',
   ],
   developer: [...INFERENCE, 'prompts.read', 'usage.read', 'budgets.read'],
   app: INFERENCE,
@@ -45,6 +46,7 @@ const OPERATIONS: Permission[] = [
   'keys.read',
   'keys.write',
   'queues.read',
+  'webhooks.manage',
 ];
 const OPERATOR = 'operator';
 

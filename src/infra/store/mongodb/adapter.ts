@@ -3,11 +3,14 @@ import mongoose from 'mongoose';
 import type { Repository } from '../repository.ts';
 import { createAuditModels, createAuditRepository } from './audit.ts';
 import { createBudgetModels, createBudgetRepository } from './budgets.ts';
-import { createPolicyModel, createPolicyRepository } from './policies.ts';
+import { createPolicyModels, createPolicyRepository } from './policies.ts';
 import { createModels } from './models.ts';
 import { createPromptModels, createPromptRepository } from './prompts.ts';
+import { createResponseModels } from './response-models.ts';
+import { createResponseRepository } from './responses.ts';
 import { createApiKeyRepository, createTenantRepository } from './tenants-keys.ts';
 import { createUsageModel, createUsageRepository } from './usage.ts';
+import { createWebhookModels, createWebhookRepository } from './webhooks.ts';
 
 /** Connects (failing within 5 s when MongoDB is unreachable) and returns the Repository. */
 export async function createMongoRepository(uri: string): Promise<Repository> {
@@ -30,7 +33,9 @@ export async function createMongoRepository(uri: string): Promise<Repository> {
   const usageModel = createUsageModel(connection);
   const auditModels = createAuditModels(connection);
   const budgetModels = createBudgetModels(connection);
-  const policyModel = createPolicyModel(connection);
+  const policyModels = createPolicyModels(connection);
+  const responseModels = createResponseModels(connection);
+  const webhookModels = createWebhookModels(connection);
   const indexed = [
     models.Tenant,
     models.ApiKey,
@@ -42,7 +47,12 @@ export async function createMongoRepository(uri: string): Promise<Repository> {
     budgetModels.PolicyModel,
     budgetModels.TopUpModel,
     budgetModels.PlanModel,
-    policyModel,
+    policyModels.Pii,
+    policyModels.Data,
+    responseModels.Responses,
+    responseModels.Items,
+    webhookModels.EndpointModel,
+    webhookModels.DeliveryModel,
   ];
   return {
     kind: 'mongodb',
@@ -52,7 +62,9 @@ export async function createMongoRepository(uri: string): Promise<Repository> {
     usage: createUsageRepository(usageModel),
     audit: createAuditRepository(auditModels),
     budgets: createBudgetRepository(budgetModels),
-    policies: createPolicyRepository(policyModel),
+    policies: createPolicyRepository(policyModels),
+    responses: createResponseRepository(responseModels, policyModels.Data),
+    webhooks: createWebhookRepository(webhookModels),
     async migrate() {
       for (const model of indexed) await model.syncIndexes();
     },

@@ -26,7 +26,7 @@ const usageSchema = new Schema<UsageDocument>(
     feature: { type: String, default: null },
     // The operations' usage kinds (src/operations/index.ts, which infra/ may not import), held to
     // them by test/unit/operations/usage-kinds.test.ts.
-    operation: { type: String, default: 'chat', enum: ['chat', 'embeddings', 'messages', 'responses'] },
+    operation: { type: String, default: 'chat', enum: ['chat', 'embeddings', 'messages', 'responses', 'responses_compact'] },
     requested_model: { type: String, required: true },
     model: { type: String, required: true },
     provider: { type: String, required: true },
@@ -48,6 +48,7 @@ const usageSchema = new Schema<UsageDocument>(
     latency_ms: { type: Number, required: true },
     stream: { type: Boolean, required: true },
     pii_flags: { type: [String], required: true },
+    response_id: { type: String, default: null },
     created_at: { type: Date, required: true },
   },
   { collection: 'usage_records', versionKey: false },

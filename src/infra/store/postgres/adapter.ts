@@ -6,8 +6,10 @@ import { createBudgetRepository } from './budgets.ts';
 import { createPolicyRepository } from './policies.ts';
 import { runMigrations } from './migrations.ts';
 import { createPromptRepository } from './prompts.ts';
+import { createResponseRepository } from './responses.ts';
 import { createApiKeyRepository, createTenantRepository } from './tenants-keys.ts';
 import { createUsageRepository } from './usage.ts';
+import { createWebhookRepository } from './webhooks.ts';
 
 /** A Repository on a small pool that fails fast (5 s) when PostgreSQL is unreachable. */
 export function createPostgresRepository(databaseUrl: string): Repository {
@@ -25,6 +27,8 @@ export function createPostgresRepository(databaseUrl: string): Repository {
     audit: createAuditRepository(pool),
     budgets: createBudgetRepository(pool),
     policies: createPolicyRepository(pool),
+    responses: createResponseRepository(pool),
+    webhooks: createWebhookRepository(pool),
     migrate: () => runMigrations(pool),
     async ping() {
       await pool.query('SELECT 1');

@@ -197,6 +197,97 @@ export const MIGRATIONS: readonly Migration[] = [
         ADD COLUMN expires_at timestamptz;
     `,
   },
+  {
+    version: 10,
+    name: 'stored responses, data policies and the response of a usage record',
+    sql: `
+      -- A deleted response keeps its row as a tombstone (deleted_at set, its content gone), so that
+      -- no late write of its worker brings it back; only the sweep removes tombstones.
+      CREATE TABLE responses (
+        tenant_id text NOT NULL,
+        id text NOT NULL,
+        status text CHECK (status IN ('queued', 'in_progress', 'completed', 'failed', 'cancelled', 'incomplete')),
+        background boolean NOT NULL DEFAULT false,
+        response jsonb,
+        previous_response_id text,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz,
+        deleted_at timestamptz,
+        PRIMARY KEY (tenant_id, id),
+        CHECK ((deleted_at IS NULL) = (status IS NOT NULL AND response IS NOT NULL))
+      );
+      -- What the sweep and the reaper look for, each a narrow range.
+      CREATE INDEX responses_expires_idx ON responses (expires_at) WHERE deleted_at IS NULL AND expires_at IS NOT NULL;
+      CREATE INDEX responses_created_idx ON responses (created_at) WHERE deleted_at IS NULL;
+      CREATE INDEX responses_unfinished_idx ON responses (created_at) WHERE background AND status IN ('queued', 'in_progress');
+      CREATE INDEX responses_deleted_idx ON responses (deleted_at) WHERE deleted_at IS NOT NULL;
+      -- Each input item of a response and each item of its output, by position; found by id too.
+      CREATE TABLE response_items (
+        tenant_id text NOT NULL,
+        response_id text NOT NULL,
+        kind text NOT NULL CHECK (kind IN ('input', 'output')),
+        position integer NOT NULL,
+        item_id text NOT NULL,
+        item jsonb NOT NULL,
+        PRIMARY KEY (tenant_id, response_id, kind, position),
+        FOREIGN KEY (tenant_id, response_id) REFERENCES responses (tenant_id, id) ON DELETE CASCADE
+      );
+      CREATE INDEX response_items_tenant_item_idx ON response_items (tenant_id, item_id);
+      CREATE TABLE data_policies (
+        tenant_id text PRIMARY KEY,
+        store_responses boolean NOT NULL,
+        retention_days integer NOT NULL CHECK (retention_days > 0),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+      ALTER TABLE usage_records ADD COLUMN response_id text;
+    `,
+  },
+  {
+    version: 11,
+    name: 'webhook endpoints and deliveries',
+    sql: `
+      -- Secrets are kept as they are, not hashed: they sign every delivery.
+      CREATE TABLE webhook_endpoints (
+        id text PRIMARY KEY,
+        tenant_id text NOT NULL,
+        url text NOT NULL,
+        events text[] NOT NULL,
+        enabled boolean NOT NULL DEFAULT true,
+        secret text NOT NULL,
+        previous_secret text,
+        previous_secret_expires_at timestamptz,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX webhook_endpoints_tenant_created_idx ON webhook_endpoints (tenant_id, created_at, id);
+      CREATE TABLE webhook_deliveries (
+        id text PRIMARY KEY,
+        tenant_id text NOT NULL,
+        webhook_id text NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+        event_id text NOT NULL,
+        event_type text NOT NULL,
+        event jsonb NOT NULL,
+        attempt integer NOT NULL,
+        status text NOT NULL CHECK (status IN ('succeeded', 'failed')),
+        http_status integer,
+        latency_ms integer NOT NULL,
+        error text,
+        created_at timestamptz NOT NULL
+      );
+      CREATE INDEX webhook_deliveries_webhook_created_idx ON webhook_deliveries (webhook_id, created_at DESC, id DESC);
+      CREATE INDEX webhook_deliveries_webhook_event_idx ON webhook_deliveries (webhook_id, event_id, attempt);
+    `,
+  },
+  {
+    version: 12,
+    name: 'usage operation responses_compact',
+    // Migration 8's CHECK, named by PostgreSQL for its column, with the compaction's kind added.
+    sql: `
+      ALTER TABLE usage_records
+        DROP CONSTRAINT usage_records_operation_check,
+        ADD CONSTRAINT usage_records_operation_check CHECK (operation IN ('chat', 'embeddings', 'messages', 'responses', 'responses_compact'));
+    `,
+  },
 ];
 
 // Any constant works; it only has to be the same in every process that migrates.

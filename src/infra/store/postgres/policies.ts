@@ -1,6 +1,6 @@
-/** Per-tenant PII policies in PostgreSQL. */
+/** Per-tenant PII and data policies in PostgreSQL. */
 import type { Pool } from 'pg';
-import type { PiiMode, PiiPolicy, PolicyRepository } from '../repository.ts';
+import type { DataPolicy, PiiMode, PiiPolicy, PolicyRepository } from '../repository.ts';
 
 interface PiiRow {
   tenant_id: string;
@@ -8,8 +8,21 @@ interface PiiRow {
   critical: string[];
 }
 
+interface DataRow {
+  tenant_id: string;
+  store_responses: boolean;
+  retention_days: number;
+  updated_at: Date;
+}
+
+const DATA_COLUMNS = 'tenant_id, store_responses, retention_days, updated_at';
+
 function toPolicy(row: PiiRow): PiiPolicy {
   return { tenantId: row.tenant_id, mode: row.mode, critical: row.critical };
+}
+
+function toDataPolicy(row: DataRow): DataPolicy {
+  return { tenantId: row.tenant_id, storeResponses: row.store_responses, retentionDays: row.retention_days, updatedAt: row.updated_at };
 }
 
 /** The policy repository over a pool. */
@@ -27,6 +40,19 @@ export function createPolicyRepository(pool: Pool): PolicyRepository {
         [policy.tenantId, policy.mode, policy.critical],
       );
       return toPolicy(result.rows[0] as PiiRow);
+    },
+    async getData(tenantId) {
+      const result = await pool.query<DataRow>(`SELECT ${DATA_COLUMNS} FROM data_policies WHERE tenant_id = $1`, [tenantId]);
+      return result.rows[0] ? toDataPolicy(result.rows[0]) : null;
+    },
+    async setData(policy) {
+      const result = await pool.query<DataRow>(
+        `INSERT INTO data_policies (tenant_id, store_responses, retention_days, updated_at) VALUES ($1, $2, $3, now())
+         ON CONFLICT (tenant_id) DO UPDATE SET store_responses = EXCLUDED.store_responses, retention_days = EXCLUDED.retention_days, updated_at = now()
+         RETURNING ${DATA_COLUMNS}`,
+        [policy.tenantId, policy.storeResponses, policy.retentionDays],
+      );
+      return toDataPolicy(result.rows[0] as DataRow);
     },
   };
 }

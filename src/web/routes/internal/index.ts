@@ -6,12 +6,15 @@ import { internalAuditRoutes } from './audit.ts';
 import { internalBudgetRoutes } from './budgets.ts';
 import type { BudgetAdminDeps } from '../../../domain/budget/budget-admin.ts';
 import { internalPiiPolicyRoutes } from './pii-policy.ts';
+import { internalDataPolicyRoutes } from './data-policy.ts';
 import type { PiiPolicyAdminDeps } from '../../../domain/pii/pii-policy-admin.ts';
 import type { TenantSettingsCache } from '../../../domain/tenants/tenant-settings.ts';
 import { internalTenantRoutes } from './tenants.ts';
 import type { TenantAdminDeps } from '../../../domain/tenants/tenant-admin.ts';
 import { internalKeyRoutes } from './keys.ts';
 import type { KeyAdminDeps } from '../../../domain/access/key-admin.ts';
+import { internalWebhookRoutes } from './webhooks.ts';
+import type { WebhookAdminDeps } from '../../../domain/webhooks/webhook-admin.ts';
 
 /** What the internal surface's routes need, built by the composition root. */
 export interface InternalRouteDeps {
@@ -20,6 +23,7 @@ export interface InternalRouteDeps {
   piiAdmin: PiiPolicyAdminDeps;
   tenantAdmin: TenantAdminDeps;
   keyAdmin: KeyAdminDeps;
+  webhookAdmin: WebhookAdminDeps;
   settings: TenantSettingsCache;
   audit: AuditRepository;
 }
@@ -35,6 +39,9 @@ export async function internalRoutes(app: FastifyInstance, options: InternalRout
   await app.register(internalAuditRoutes, { audit: options.audit });
   await app.register(internalBudgetRoutes, { admin: options.budgetAdmin });
   await app.register(internalPiiPolicyRoutes, { admin: options.piiAdmin, settings: options.settings });
+  // The data policy needs what the PII policy does: the store, the audit sink and the settings' invalidation.
+  await app.register(internalDataPolicyRoutes, { admin: options.piiAdmin, settings: options.settings });
   await app.register(internalTenantRoutes, { admin: options.tenantAdmin });
   await app.register(internalKeyRoutes, { admin: options.keyAdmin, operatorTenant: options.tenantAdmin.operatorTenant });
+  await app.register(internalWebhookRoutes, { admin: options.webhookAdmin });
 }

@@ -54,6 +54,7 @@ export const UsageRecordSchema = Type.Object({
   latency_ms: Type.Number(),
   stream: Type.Boolean(),
   pii_flags: Type.Array(Type.String()),
+  response_id: Nullable(Type.String({ description: 'The Response object (`resp_…`) of a Responses request; null for other requests.' })),
   created_at: Type.String({ format: 'date-time' }),
 });
 
