@@ -7,7 +7,7 @@ import { defineConfig, globalIgnores } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  globalIgnores(['node_modules/', 'dist/', 'test/fixtures/', 'docs/', 'bench/profiles/', '.gateway-dev/']),
+  globalIgnores(['node_modules/', 'dist/', 'test/fixtures/', 'test/vendor/', 'docs/', 'bench/profiles/', '.gateway-dev/']),
   {
     files: ['**/*.ts'],
     extends: [js.configs.recommended, tseslint.configs.recommendedTypeChecked],

@@ -13,9 +13,10 @@ import { chat } from './chat/index.ts';
 import { embeddings } from './embeddings/index.ts';
 import { messages } from './messages/index.ts';
 import { responses } from './responses/index.ts';
+import { responsesCompact } from './responses-compact/index.ts';
 
 /** Every operation the gateway serves, in the order its routes are registered. */
-export const OPERATIONS = [chat, embeddings, messages, responses] as const;
+export const OPERATIONS = [chat, embeddings, messages, responses, responsesCompact] as const;
 
 /** Each operation's job payload: its kind, and what its operation reads. */
 type Payloads<List extends Operations> = { [I in keyof List]: { operation: List[I]['name'] } & Static<List[I]['payload']> };

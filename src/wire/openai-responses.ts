@@ -52,7 +52,8 @@ export const InputContentPartSchema = Type.Object(
 /**
  * One item of `input`: a `message` (whose `type` may be left out), a `function_call` the model
  * made (with its `namespace` when the function is in one), a `function_call_output` answering it, a
- * `reasoning` item, or an `item_reference` (an item with only an `id`). Other item types pass the
+ * `reasoning` item, a `compaction` item (what POST /v1/responses/compact made, its summary in
+ * `encrypted_content`), or an `item_reference` (an item with only an `id`). Other item types pass the
  * door and are refused by the translation.
  */
 export const InputItemSchema = Type.Object(
@@ -77,6 +78,7 @@ export const InputItemSchema = Type.Object(
       requiredWhen(['function_call'], ['call_id', 'name', 'arguments']),
       requiredWhen(['function_call_output'], ['call_id', 'output']),
       requiredWhen(['reasoning'], ['summary']),
+      requiredWhen(['compaction'], ['encrypted_content']),
       requiredWhen(['item_reference'], ['id']),
       // Without a type, an item is a message (the SDK's EasyInputMessage) unless it is a bare reference.
       { if: { not: { anyOf: [{ required: ['type'] }, { required: ['id'] }] } }, then: { required: ['role', 'content'] } },
@@ -289,37 +291,58 @@ export const NamespaceToolSchema = Type.Object({
 /** Why a response is incomplete. */
 export const IncompleteReasonSchema = Literals(['max_output_tokens', 'content_filter']);
 
+/** Status of a response: `queued` (a background response not yet begun), `in_progress`, then how it ended. */
+export const ResponseStatusSchema = Literals(['queued', 'in_progress', 'completed', 'failed', 'cancelled', 'incomplete']);
+
+/** Why a response failed: a code of the gateway's error catalogue and its message. */
+export const ResponseErrorSchema = Type.Object({ code: Type.String(), message: Type.String() });
+
 /**
- * A Response object, with the request's settings echoed. Nothing is stored (`store` is always
- * false) and nothing runs in the background. `output_text` is the SDK's convenience, sent so that
- * any client finds it.
+ * A Response object: every field OpenAI's has (and the Open Responses specification requires),
+ * with the request's settings echoed, or the default that applied. What the gateway does not serve
+ * is null (`conversation`, `prompt`, `moderation`, `prompt_cache_retention`) or the neutral value
+ * the providers used (penalties 0, no log probabilities, the default service tier). `output_text`
+ * is the SDK's convenience, sent so that any client finds it.
  */
 export const ResponseSchema = Type.Object({
   id: Type.String(),
   object: Type.Literal('response'),
   created_at: Type.Integer(),
-  status: Literals(['in_progress', 'completed', 'incomplete']),
-  background: Type.Literal(false),
-  error: Type.Null(),
+  status: ResponseStatusSchema,
+  background: Type.Boolean(),
+  /** Unix seconds of the end; only a completed response has one. */
+  completed_at: OrNull(Type.Integer()),
+  conversation: Type.Null(),
+  error: OrNull(ResponseErrorSchema),
   incomplete_details: OrNull(Type.Object({ reason: IncompleteReasonSchema })),
   instructions: OrNull(Type.String()),
   max_output_tokens: OrNull(Type.Integer()),
+  max_tool_calls: OrNull(Type.Integer()),
   model: Type.String(),
+  moderation: Type.Null(),
   output: Type.Array(OutputItemSchema),
   output_text: Type.String(),
   parallel_tool_calls: Type.Boolean(),
-  previous_response_id: Type.Null(),
+  presence_penalty: Type.Number(),
+  frequency_penalty: Type.Number(),
+  previous_response_id: OrNull(Type.String()),
+  prompt: Type.Null(),
   prompt_cache_key: OrNull(Type.String()),
+  prompt_cache_retention: Type.Null(),
   reasoning: Type.Object({ effort: OrNull(Literals(REASONING_EFFORTS)), summary: OrNull(Literals(['auto', 'concise', 'detailed'])) }),
   safety_identifier: OrNull(Type.String()),
-  store: Type.Literal(false),
-  temperature: OrNull(Type.Number()),
-  text: Type.Object({ format: TextFormatSchema, verbosity: OrNull(VerbositySchema) }),
+  service_tier: Type.Literal('default'),
+  /** Whether the gateway keeps the response, to be retrieved or continued. */
+  store: Type.Boolean(),
+  temperature: Type.Number(),
+  text: Type.Object({ format: TextFormatSchema, verbosity: VerbositySchema }),
   tool_choice: Type.Union([Literals(['none', 'auto', 'required']), Type.Object({ type: Type.Literal('function'), name: Type.String() })]),
   tools: Type.Array(Type.Union([FunctionToolSchema, NamespaceToolSchema])),
-  top_p: OrNull(Type.Number()),
+  top_logprobs: Type.Integer({ minimum: 0 }),
+  top_p: Type.Number(),
   truncation: Literals(['auto', 'disabled']),
-  usage: Type.Optional(ResponseUsageSchema),
+  /** Null until the answer ended, as OpenAI sends it. */
+  usage: OrNull(ResponseUsageSchema),
   user: Type.Optional(Type.String()),
   metadata: MetadataSchema,
 });
@@ -350,9 +373,10 @@ const argumentsEvent = <T extends string, P extends Record<string, TSchema>>(typ
 
 /**
  * The streaming events the gateway emits, as OpenAI names them; `sequence_number` counts from 0
- * across one stream. Error events are the web tier's.
+ * across one stream (a background one begins with response.queued). Error events are the web tier's.
  */
 export const ResponseStreamEventSchema = Type.Union([
+  lifecycleEvent('response.queued'),
   lifecycleEvent('response.created'),
   lifecycleEvent('response.in_progress'),
   lifecycleEvent('response.completed'),
@@ -409,6 +433,10 @@ export type TextFormat = Static<typeof TextFormatSchema>;
 export type FunctionTool = Static<typeof FunctionToolSchema>;
 /** Why a response is incomplete. */
 export type IncompleteReason = Static<typeof IncompleteReasonSchema>;
+/** Status of a response. */
+export type ResponseStatus = Static<typeof ResponseStatusSchema>;
+/** Why a response failed. */
+export type ResponseError = Static<typeof ResponseErrorSchema>;
 /** A Response object. */
 export type Response = Static<typeof ResponseSchema>;
 /** A streaming event. */

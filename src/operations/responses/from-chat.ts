@@ -30,30 +30,48 @@ import type {
   ReasoningText,
   RequestTool,
   Response,
+  ResponseError,
+  ResponseStatus,
   ResponseStreamEvent,
   ResponseUsage,
   ResponsesRequest,
   TextFormat,
 } from '../../wire/openai-responses.ts';
 
-/** What a translation of one request's answer is told: the response's id (`resp_<request id>`), the model to report, its creation time in seconds, and the request it answers. */
+/**
+ * What a translation of one request's answer is told: the response's id (`resp_<request id>`), the
+ * model to report, its creation time in seconds, the request it answers, and how the gateway runs
+ * it: in the background or not, stored or not (the caller's decision, which the response states),
+ * and the response it continues.
+ */
 export interface ResponseContext {
   id: string;
   model: string;
   createdAt: number;
   request: ResponsesRequest;
+  background: boolean;
+  store: boolean;
+  previousResponseId: string | null;
+  /** The first event's `sequence_number` (0 unless given): a background stream begins at 1, after its response.queued. */
+  firstSequenceNumber?: number;
+}
+
+/** Where a response stands: its status, why it is incomplete, and why it failed. */
+interface State {
+  status: ResponseStatus;
+  reason: IncompleteReason | null;
+  error: ResponseError | null;
 }
 
 /** How an answer ended: completed, or cut short by the token limit or a content filter. */
-interface Ending {
+interface Ending extends State {
   status: 'completed' | 'incomplete';
-  reason: IncompleteReason | null;
 }
 
 function endingOf(finishReason: string | null | undefined): Ending {
-  if (finishReason === 'length') return { status: 'incomplete', reason: 'max_output_tokens' };
-  if (finishReason === 'content_filter') return { status: 'incomplete', reason: 'content_filter' };
-  return { status: 'completed', reason: null };
+  if (finishReason === 'length') return { status: 'incomplete', reason: 'max_output_tokens', error: null };
+  if (finishReason === 'content_filter') return { status: 'incomplete', reason: 'content_filter', error: null };
+  return { status: 'completed', reason: null, error: null };
 }
 
 /** Translates a completion; an answer cut short leaves its last item `incomplete`. */
@@ -80,7 +98,21 @@ export function chatToResponse(completion: ChatCompletion, context: ResponseCont
   }
   const ending = endingOf(choice?.finish_reason);
   output.forEach((item, i) => (item.status = i === output.length - 1 ? ending.status : 'completed'));
-  return responseOf(context, ending, output, completion.usage == null ? undefined : usageOf(completion.usage));
+  return responseOf(context, ending, output, completion.usage == null ? null : usageOf(completion.usage));
+}
+
+/** The response in a state other than its answer's end: no output (unless given), no usage (unless given), and the error of a failed one. */
+export function responseSnapshot(
+  context: ResponseContext,
+  status: 'queued' | 'in_progress' | 'cancelled' | 'failed',
+  extra: { error?: ResponseError | null; output?: OutputItem[]; usage?: ResponseUsage } = {},
+): Response {
+  return responseOf(context, { status, reason: null, error: extra.error ?? null }, extra.output ?? [], extra.usage ?? null);
+}
+
+/** The first event of a background stream: the response, queued. */
+export function queuedEvent(context: ResponseContext): ResponseStreamEvent {
+  return { type: 'response.queued', sequence_number: 0, response: responseSnapshot(context, 'queued') };
 }
 
 // Chat's `prompt_tokens` already include the cached ones, as `input_tokens` do.
@@ -128,40 +160,55 @@ const reasoningText = (text: string): ReasoningText => ({ type: 'reasoning_text'
 const outputText = (text: string): OutputText => ({ type: 'output_text', text, annotations: [], logprobs: [] });
 const outputRefusal = (refusal: string): OutputRefusal => ({ type: 'refusal', refusal });
 
-/** The Response object: the output with the request's settings echoed, as OpenAI echoes them. */
-function responseOf(context: ResponseContext, ending: Ending | { status: 'in_progress'; reason: null }, output: OutputItem[], usage?: ResponseUsage): Response {
+/**
+ * The Response object: the output with the request's settings echoed, as OpenAI echoes them, and
+ * OpenAI's defaults for those the request left out. Chat takes no penalties, log probabilities or
+ * service tier from a Responses request (responsesToChat forwards none), so the neutral values
+ * applied.
+ */
+function responseOf(context: ResponseContext, state: State, output: OutputItem[], usage: ResponseUsage | null): Response {
   const { request } = context;
   const response: Response = {
     id: context.id,
     object: 'response',
     created_at: context.createdAt,
-    status: ending.status,
-    background: false,
-    error: null,
-    incomplete_details: ending.reason === null ? null : { reason: ending.reason },
+    status: state.status,
+    background: context.background,
+    completed_at: state.status === 'completed' ? Math.floor(Date.now() / 1000) : null,
+    conversation: null,
+    error: state.error,
+    incomplete_details: state.reason === null ? null : { reason: state.reason },
     instructions: request.instructions ?? null,
     max_output_tokens: request.max_output_tokens ?? null,
+    max_tool_calls: request.max_tool_calls ?? null,
     model: context.model,
+    moderation: null,
     output,
     output_text: output
       .flatMap((item) => (item.type === 'message' ? item.content : []))
       .map((part) => (part.type === 'output_text' ? part.text : ''))
       .join(''),
     parallel_tool_calls: request.parallel_tool_calls ?? true,
-    previous_response_id: null,
+    presence_penalty: 0,
+    frequency_penalty: 0,
+    previous_response_id: context.previousResponseId,
+    prompt: null,
     prompt_cache_key: request.prompt_cache_key ?? null,
+    prompt_cache_retention: null,
     reasoning: { effort: request.reasoning?.effort ?? null, summary: request.reasoning?.summary ?? null },
     safety_identifier: request.safety_identifier ?? null,
-    store: false,
-    temperature: request.temperature ?? null,
-    text: { format: textFormatOf(request), verbosity: request.text?.verbosity ?? null },
+    service_tier: 'default',
+    store: context.store,
+    temperature: request.temperature ?? 1,
+    text: { format: textFormatOf(request), verbosity: request.text?.verbosity ?? 'medium' },
     tool_choice: toolChoiceOf(request),
     tools: toolsOf(request),
-    top_p: request.top_p ?? null,
+    top_logprobs: request.top_logprobs ?? 0,
+    top_p: request.top_p ?? 1,
     truncation: request.truncation ?? 'disabled',
+    usage,
     metadata: request.metadata ?? {},
   };
-  if (usage !== undefined) response.usage = usage;
   if (request.user !== undefined) response.user = request.user;
   return response;
 }
@@ -232,19 +279,19 @@ interface StreamState {
 export class ResponseStreamTranslator {
   readonly #context: ResponseContext;
   readonly #names: NamespacedNames;
-  readonly #state: StreamState = { sequence: 0, output: [], open: false, calls: new Map(), thinkingCarried: 0, finishReason: null };
+  readonly #state: StreamState;
 
   constructor(context: ResponseContext) {
     this.#context = context;
     this.#names = namespacedNames(context.request.tools);
+    this.#state = { sequence: context.firstSequenceNumber ?? 0, output: [], open: false, calls: new Map(), thinkingCarried: 0, finishReason: null };
   }
 
   /** `response.created` and `response.in_progress`, with the empty response. */
   start(): ResponseStreamEvent[] {
-    const inProgress = { status: 'in_progress', reason: null } as const;
     return [
-      { type: 'response.created', sequence_number: this.#next(), response: responseOf(this.#context, inProgress, []) },
-      { type: 'response.in_progress', sequence_number: this.#next(), response: responseOf(this.#context, inProgress, []) },
+      { type: 'response.created', sequence_number: this.#next(), response: responseSnapshot(this.#context, 'in_progress') },
+      { type: 'response.in_progress', sequence_number: this.#next(), response: responseSnapshot(this.#context, 'in_progress') },
     ];
   }
 

@@ -1,6 +1,7 @@
-/** The texts of a Responses request that the PII policy reads and may mask: instructions, message texts, tool outputs. */
+/** The texts of a Responses request that the PII policy reads and may mask: instructions, message texts, tool outputs, compaction summaries. */
 import type { InputContentPart, InputItem, ResponsesRequest } from '../../wire/openai-responses.ts';
 import type { TextReplacer } from '../web-operation.ts';
+import { carriedSummary, carrySummary } from './compaction-summary.ts';
 
 function mapContent(content: string | InputContentPart[], at: string, replace: TextReplacer): string | InputContentPart[] {
   if (typeof content === 'string') return replace(content, at);
@@ -11,6 +12,9 @@ function mapItem(item: InputItem, at: string, replace: TextReplacer): InputItem 
   if (item.content != null && (item.type === undefined || item.type === 'message'))
     return { ...item, content: mapContent(item.content, `${at}.content`, replace) };
   if (item.output != null && item.type === 'function_call_output') return { ...item, output: mapContent(item.output, `${at}.output`, replace) };
+  // A compaction's summary reaches the model as text, and anyone can write one (compaction-summary.ts).
+  const summary = item.type === 'compaction' ? carriedSummary(item.encrypted_content) : null;
+  if (summary !== null) return { ...item, encrypted_content: carrySummary(replace(summary, `${at}.encrypted_content`)) };
   return item;
 }
 

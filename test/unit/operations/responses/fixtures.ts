@@ -1,14 +1,40 @@
-/** Chat answers, whole and in chunks, and the context the Responses translations are given. */
+/** Chat answers, whole and in chunks, the context the Responses translations are given, and the SDK's types of what they make. */
+import type OpenAI from 'openai';
 import type { ChatCompletion, ChatCompletionChunk, ChunkDelta, ToolCall, Usage } from '../../../../src/wire/openai-chat.ts';
 import type { ResponseContext } from '../../../../src/operations/responses/from-chat.ts';
 import type { ResponsesRequest } from '../../../../src/wire/openai-responses.ts';
 
 export const CREATED_AT = 1_767_225_600;
+/** The clock the tests stop, in seconds: a completed response's `completed_at`. */
+export const COMPLETED_AT = CREATED_AT + 3;
 
-/** The context the route would give for a request with id `01JREQ`. */
-export function contextFor(request: Partial<ResponsesRequest> = {}): ResponseContext {
-  return { id: 'resp_01JREQ', model: 'svc-standard', createdAt: CREATED_AT, request: { model: 'svc-standard', input: 'Hi', ...request } };
+/** The context the route would give for a request with id `01JREQ`, run in the foreground and not stored. */
+export function contextFor(request: Partial<ResponsesRequest> = {}, run: Partial<ResponseContext> = {}): ResponseContext {
+  return {
+    id: 'resp_01JREQ',
+    model: 'svc-standard',
+    createdAt: CREATED_AT,
+    request: { model: 'svc-standard', input: 'Hi', ...request },
+    background: false,
+    store: false,
+    previousResponseId: null,
+    ...run,
+  };
 }
+
+/**
+ * The SDK's Response as OpenAI sends it, which the SDK's types narrow: `usage` is null until the
+ * answer ended, and a failed response's `error.code` may be any code (the SDK lists OpenAI's own).
+ */
+export type SdkResponse = Omit<OpenAI.Responses.Response, 'usage' | 'error'> & {
+  usage: OpenAI.Responses.ResponseUsage | null;
+  error: { code: string; message: string } | null;
+};
+type WithSdkResponse<E> = E extends { response: OpenAI.Responses.Response } ? Omit<E, 'response'> & { response: SdkResponse } : E;
+/** The SDK's stream events, with such a Response in those that carry one. */
+export type SdkStreamEvent = WithSdkResponse<OpenAI.Responses.ResponseStreamEvent>;
+/** The last event of a stream that completed. */
+export type SdkCompletedEvent = Extract<SdkStreamEvent, { type: 'response.completed' }>;
 
 export const USAGE: Usage = {
   prompt_tokens: 120,

@@ -1,14 +1,35 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type OpenAI from 'openai';
 import { accumulateResponse } from 'openai/lib/responses/ResponseAccumulator';
 import { Value } from '@sinclair/typebox/value';
-import { ResponseStreamTranslator, chatToResponse } from '../../../../src/operations/responses/from-chat.ts';
+import { ResponseStreamTranslator, chatToResponse, queuedEvent, responseSnapshot } from '../../../../src/operations/responses/from-chat.ts';
 import { ResponseSchema, ResponseStreamEventSchema, type ResponseStreamEvent } from '../../../../src/wire/openai-responses.ts';
 import type { ChatCompletionChunk } from '../../../../src/wire/openai-chat.ts';
-import { CREATED_AT, FULL_STREAM, USAGE, assemble, chunk, contextFor, usageChunk } from './fixtures.ts';
+import {
+  COMPLETED_AT,
+  CREATED_AT,
+  FULL_STREAM,
+  USAGE,
+  assemble,
+  chunk,
+  contextFor,
+  usageChunk,
+  type SdkCompletedEvent,
+  type SdkResponse,
+  type SdkStreamEvent,
+} from './fixtures.ts';
+
+// completed_at is read off the clock.
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['Date'] });
+  vi.setSystemTime(COMPLETED_AT * 1000);
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 /** Every event of one whole stream, checked against our schema and typed as the SDK's. */
-function translateStream(chunks: ChatCompletionChunk[], context = contextFor()): OpenAI.Responses.ResponseStreamEvent[] {
+function translateStream(chunks: ChatCompletionChunk[], context = contextFor()): SdkStreamEvent[] {
   const translator = new ResponseStreamTranslator(context);
   const events: ResponseStreamEvent[] = [...translator.start(), ...chunks.flatMap((c) => translator.push(c)), ...translator.finish(USAGE)];
   for (const event of events) expect(Value.Check(ResponseStreamEventSchema, event), JSON.stringify(event)).toBe(true);
@@ -28,18 +49,22 @@ const namespacedCall = { index: 0, id: 'c1', type: 'function' as const, function
 
 describe('chatToResponse', () => {
   it('makes a Response of a text answer, with the settings echoed', () => {
-    const response: OpenAI.Responses.Response = chatToResponse(assemble([chunk({ content: 'Hello!' }, 'stop')]), contextFor());
+    const response: SdkResponse = chatToResponse(assemble([chunk({ content: 'Hello!' }, 'stop')]), contextFor());
     expect(response).toEqual({
       id: 'resp_01JREQ',
       object: 'response',
       created_at: CREATED_AT,
       status: 'completed',
       background: false,
+      completed_at: COMPLETED_AT,
+      conversation: null,
       error: null,
       incomplete_details: null,
       instructions: null,
       max_output_tokens: null,
+      max_tool_calls: null,
       model: 'svc-standard',
+      moderation: null,
       output: [
         {
           type: 'message',
@@ -51,16 +76,22 @@ describe('chatToResponse', () => {
       ],
       output_text: 'Hello!',
       parallel_tool_calls: true,
+      presence_penalty: 0,
+      frequency_penalty: 0,
       previous_response_id: null,
+      prompt: null,
       prompt_cache_key: null,
+      prompt_cache_retention: null,
       reasoning: { effort: null, summary: null },
       safety_identifier: null,
+      service_tier: 'default',
       store: false,
-      temperature: null,
-      text: { format: { type: 'text' }, verbosity: null },
+      temperature: 1,
+      text: { format: { type: 'text' }, verbosity: 'medium' },
       tool_choice: 'auto',
       tools: [],
-      top_p: null,
+      top_logprobs: 0,
+      top_p: 1,
       truncation: 'disabled',
       metadata: {},
       usage: {
@@ -75,7 +106,7 @@ describe('chatToResponse', () => {
   });
 
   it('orders the output: reasoning, message, then one function_call per tool call', () => {
-    const response: OpenAI.Responses.Response = chatToResponse(assemble(FULL_STREAM), contextFor());
+    const response: SdkResponse = chatToResponse(assemble(FULL_STREAM), contextFor());
     expect(response.output).toEqual([
       { type: 'reasoning', id: 'rs_01JREQ_0', status: 'completed', summary: [], content: [{ type: 'reasoning_text', text: 'The user wants the weather.' }] },
       {
@@ -113,18 +144,18 @@ describe('chatToResponse', () => {
     ['content_filter', 'content_filter'],
   ] as const)('is incomplete on finish_reason %s, its last item too', (finishReason, reason) => {
     const response = chatToResponse(assemble([chunk({ reasoning_content: 'Hmm' }), chunk({ content: 'Once upon' }, finishReason)]), contextFor());
-    expect(response).toMatchObject({ status: 'incomplete', incomplete_details: { reason } });
+    expect(response).toMatchObject({ status: 'incomplete', incomplete_details: { reason }, completed_at: null });
     expect(response.output.map((item) => item.status)).toEqual(['completed', 'incomplete']);
   });
 
-  it('leaves usage out when the completion has none', () => {
+  it('has null usage when the completion has none', () => {
     const completion = { ...assemble([chunk({ content: 'Hi' }, 'stop')]), usage: null };
-    expect(chatToResponse(completion, contextFor())).not.toHaveProperty('usage');
+    expect(chatToResponse(completion, contextFor()).usage).toBeNull();
   });
 
   it('echoes the settings of the request', () => {
     const schema = { type: 'object', properties: {}, additionalProperties: false };
-    const response: OpenAI.Responses.Response = chatToResponse(
+    const response: SdkResponse = chatToResponse(
       assemble([chunk({ content: '{}' }, 'stop')]),
       contextFor({
         instructions: 'Be brief.',
@@ -144,7 +175,10 @@ describe('chatToResponse', () => {
         user: 'u-1',
         safety_identifier: 'hashed',
         prompt_cache_key: 'pck',
+        max_tool_calls: 3,
         store: true,
+        background: true,
+        previous_response_id: 'resp_01JPREV',
       }),
     );
     expect(response).toMatchObject({
@@ -165,14 +199,22 @@ describe('chatToResponse', () => {
       user: 'u-1',
       safety_identifier: 'hashed',
       prompt_cache_key: 'pck',
-      store: false,
-      previous_response_id: null,
+      max_tool_calls: 3,
+    });
+  });
+
+  it('states how the gateway ran it: in the background, stored, continuing a response', () => {
+    const context = contextFor({ store: false, background: false }, { background: true, store: true, previousResponseId: 'resp_01JPREV' });
+    expect(chatToResponse(assemble([chunk({ content: 'Hi' }, 'stop')]), context)).toMatchObject({
+      background: true,
+      store: true,
+      previous_response_id: 'resp_01JPREV',
     });
   });
 
   it("answers a call of a namespace's tool with the namespace and the tool's own name, and leaves an unknown name as it is", () => {
     const context = contextFor({ tools: [AGENTS] });
-    const response: OpenAI.Responses.Response = chatToResponse(
+    const response: SdkResponse = chatToResponse(
       assemble([chunk({ tool_calls: [namespacedCall, { index: 1, id: 'c2', function: { name: 'other__tool', arguments: '{}' } }] }, 'tool_calls')]),
       context,
     );
@@ -192,10 +234,7 @@ describe('chatToResponse', () => {
   });
 
   it('echoes a namespace tool with its functions, and leaves out the hosted tools it dropped', () => {
-    const response: OpenAI.Responses.Response = chatToResponse(
-      assemble([chunk({ content: 'Hi' }, 'stop')]),
-      contextFor({ tools: [{ type: 'web_search' }, AGENTS] }),
-    );
+    const response: SdkResponse = chatToResponse(assemble([chunk({ content: 'Hi' }, 'stop')]), contextFor({ tools: [{ type: 'web_search' }, AGENTS] }));
     expect(response.tools).toEqual([
       {
         type: 'namespace',
@@ -226,13 +265,14 @@ describe('chatToResponse', () => {
 
 describe('ResponseStreamTranslator', () => {
   it('starts with response.created and response.in_progress, with the empty response', () => {
-    const events: OpenAI.Responses.ResponseStreamEvent[] = new ResponseStreamTranslator(contextFor()).start();
+    const events: SdkStreamEvent[] = new ResponseStreamTranslator(contextFor()).start();
     expect(events.map((event) => [event.type, event.sequence_number])).toEqual([
       ['response.created', 0],
       ['response.in_progress', 1],
     ]);
-    expect(events[0]).toMatchObject({ response: { id: 'resp_01JREQ', status: 'in_progress', output: [], output_text: '', incomplete_details: null } });
-    expect(events[0]).not.toHaveProperty('response.usage');
+    expect(events[0]).toMatchObject({
+      response: { id: 'resp_01JREQ', status: 'in_progress', output: [], output_text: '', incomplete_details: null, completed_at: null, usage: null },
+    });
   });
 
   it('streams a text answer as OpenAI does', () => {
@@ -328,14 +368,14 @@ describe('ResponseStreamTranslator', () => {
     const context = contextFor({ instructions: 'Be brief.', temperature: 0.5 });
     const final = last(translateStream(chunks, context));
     expect(final.type === 'response.completed' || final.type === 'response.incomplete').toBe(true);
-    expect((final as OpenAI.Responses.ResponseCompletedEvent).response).toEqual(chatToResponse(assemble(chunks), context));
+    expect((final as SdkCompletedEvent).response).toEqual(chatToResponse(assemble(chunks), context));
   });
 
   it('emits events the SDK accumulates into the final output', () => {
     const events = translateStream(FULL_STREAM);
     let snapshot: OpenAI.Responses.Response | undefined;
-    for (const event of events.slice(0, -1)) snapshot = accumulateResponse(event, snapshot);
-    const final = last(events) as OpenAI.Responses.ResponseCompletedEvent;
+    for (const event of events.slice(0, -1)) snapshot = accumulateResponse(event as OpenAI.Responses.ResponseStreamEvent, snapshot);
+    const final = last(events) as SdkCompletedEvent;
     expect(snapshot?.output).toEqual(final.response.output);
     expect(snapshot?.output_text).toBe('Let me check.');
   });
@@ -379,7 +419,7 @@ describe('ResponseStreamTranslator', () => {
       chunk({ tool_calls: [{ index: 0, id: 'c', function: { name: 'f', arguments: '{}' } }] }),
       chunk({ content: 'Done.' }, 'stop'),
     ]);
-    const final = last(events) as OpenAI.Responses.ResponseCompletedEvent;
+    const final = last(events) as SdkCompletedEvent;
     expect(final.response.output.map((item) => [item.type, item.id])).toEqual([
       ['function_call', 'fc_01JREQ_0'],
       ['message', 'msg_01JREQ_1'],
@@ -391,7 +431,7 @@ describe('ResponseStreamTranslator', () => {
       chunk({ tool_calls: [{ index: 0, function: { arguments: '{' } }] }),
       chunk({ tool_calls: [{ index: 0, function: { name: 'f', arguments: '}' } }] }, 'tool_calls'),
     ]);
-    const final = last(events) as OpenAI.Responses.ResponseCompletedEvent;
+    const final = last(events) as SdkCompletedEvent;
     expect(final.response.output).toEqual([
       { type: 'function_call', id: 'fc_01JREQ_0', status: 'completed', call_id: 'call_01JREQ_0', name: 'f', arguments: '{}' },
     ]);
@@ -405,7 +445,7 @@ describe('ResponseStreamTranslator', () => {
     expect(events.find((event) => event.type === 'response.output_item.done')).toMatchObject({
       item: { type: 'function_call', ...named, status: 'completed' },
     });
-    expect((last(events) as OpenAI.Responses.ResponseCompletedEvent).response.output).toEqual([
+    expect((last(events) as SdkCompletedEvent).response.output).toEqual([
       { type: 'function_call', id: 'fc_01JREQ_0', status: 'completed', call_id: 'c1', ...named, arguments: '{"target":"a1"}' },
     ]);
   });
@@ -418,9 +458,7 @@ describe('ResponseStreamTranslator', () => {
       ],
       contextFor({ tools: [AGENTS] }),
     );
-    expect((last(events) as OpenAI.Responses.ResponseCompletedEvent).response.output).toMatchObject([
-      { name: 'close_agent', namespace: 'multi_agent_v1', arguments: '{}' },
-    ]);
+    expect((last(events) as SdkCompletedEvent).response.output).toMatchObject([{ name: 'close_agent', namespace: 'multi_agent_v1', arguments: '{}' }]);
   });
 
   it('keeps the pieces of a tool call that come back after the next one began, in the final response', () => {
@@ -431,10 +469,7 @@ describe('ResponseStreamTranslator', () => {
     ]);
     const types = events.map((event) => event.type);
     expect(types.filter((type) => type === 'response.function_call_arguments.delta')).toHaveLength(2);
-    expect((last(events) as OpenAI.Responses.ResponseCompletedEvent).response.output.map((item) => item.type === 'function_call' && item.arguments)).toEqual([
-      '{"x":1}',
-      '{}',
-    ]);
+    expect((last(events) as SdkCompletedEvent).response.output.map((item) => item.type === 'function_call' && item.arguments)).toEqual(['{"x":1}', '{}']);
   });
 
   it('does not change events already returned as the stream goes on', () => {
@@ -445,5 +480,44 @@ describe('ResponseStreamTranslator', () => {
     translator.push(chunk({ content: 'lo' }));
     translator.finish(USAGE);
     expect(first).toEqual(snapshot);
+  });
+});
+
+describe('the states of a background or stored response', () => {
+  const background = contextFor({ background: true, store: true }, { background: true, store: true, previousResponseId: 'resp_01JPREV' });
+
+  it('begins a background stream with response.queued, numbered 0, and its translation at 1', () => {
+    const queued: SdkStreamEvent = queuedEvent(background);
+    expect(queued).toEqual({ type: 'response.queued', sequence_number: 0, response: responseSnapshot(background, 'queued') });
+    expect(Object.keys(queued).slice(0, 2)).toEqual(['type', 'sequence_number']);
+    expect(Value.Check(ResponseStreamEventSchema, queued)).toBe(true);
+    const events = translateStream([chunk({ content: 'Hi' }, 'stop')], { ...background, firstSequenceNumber: 1 });
+    expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, i) => i + 1));
+  });
+
+  it.each(['queued', 'in_progress', 'cancelled'] as const)('makes the %s response: no output, no usage, no error, not completed', (status) => {
+    const response: SdkResponse = responseSnapshot(background, status);
+    expect(response).toMatchObject({
+      status,
+      output: [],
+      output_text: '',
+      usage: null,
+      error: null,
+      completed_at: null,
+      incomplete_details: null,
+      background: true,
+      store: true,
+      previous_response_id: 'resp_01JPREV',
+    });
+    expect(Value.Check(ResponseSchema, response)).toBe(true);
+  });
+
+  it('makes the failed response with its error, and what it had made by then', () => {
+    const { output } = chatToResponse(assemble([chunk({ content: 'Hel' }, 'stop')]), background);
+    const usage = chatToResponse(assemble([chunk({ content: 'Hel' }, 'stop')]), background).usage ?? undefined;
+    const error = { code: 'upstream_error', message: 'The provider failed.' };
+    const response = responseSnapshot(background, 'failed', { error, output, usage });
+    expect(response).toMatchObject({ status: 'failed', error, output, output_text: 'Hel', usage, completed_at: null });
+    expect(Value.Check(ResponseSchema, response)).toBe(true);
   });
 });

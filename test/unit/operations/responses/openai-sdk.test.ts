@@ -3,14 +3,23 @@
  * translate, and the answers, served through a custom fetch, come back through its own parsing and
  * stream accumulation unchanged.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import OpenAI from 'openai';
 import { Value } from '@sinclair/typebox/value';
 import { ResponseStreamTranslator, chatToResponse } from '../../../../src/operations/responses/from-chat.ts';
 import { responsesToChat } from '../../../../src/operations/responses/to-chat.ts';
 import { ResponsesRequestSchema, type ResponsesRequest } from '../../../../src/wire/openai-responses.ts';
 import type { ChatCompletionChunk } from '../../../../src/wire/openai-chat.ts';
-import { FULL_STREAM, USAGE, assemble, chunk, sseBody } from './fixtures.ts';
+import { COMPLETED_AT, FULL_STREAM, USAGE, assemble, chunk, contextFor, sseBody } from './fixtures.ts';
+
+// completed_at is read off the clock, once for the stream and once for the response it is compared with.
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['Date'] });
+  vi.setSystemTime(COMPLETED_AT * 1000);
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 /**
  * A client whose requests are answered by the translations: the body it sends is validated and
@@ -23,7 +32,7 @@ function clientAnswering(chunks: ChatCompletionChunk[]) {
     if (!Value.Check(ResponsesRequestSchema, body)) throw new Error(`the SDK sent a body the door refuses: ${JSON.stringify(body)}`);
     seen.push(body);
     const { stream } = responsesToChat(body);
-    const context = { id: 'resp_01JSDK', model: body.model, createdAt: 1_767_225_600, request: body };
+    const context = contextFor(body, { id: 'resp_01JSDK', model: body.model });
     if (!stream) return globalThis.Response.json(chatToResponse(assemble(chunks), context));
     const translator = new ResponseStreamTranslator(context);
     const events = [...translator.start(), ...chunks.flatMap((c) => translator.push(c)), ...translator.finish(USAGE)];
@@ -127,12 +136,7 @@ describe('SDK answers', () => {
     const deltas: string[] = [];
     const stream = client.responses.stream(request).on('response.output_text.delta', (event) => deltas.push(event.delta));
     const final = await stream.finalResponse();
-    const expected = chatToResponse(assemble(chunks), {
-      id: 'resp_01JSDK',
-      model: 'svc-standard',
-      createdAt: 1_767_225_600,
-      request: request as ResponsesRequest,
-    });
+    const expected = chatToResponse(assemble(chunks), contextFor(request as ResponsesRequest, { id: 'resp_01JSDK' }));
     // The SDK adds what it parses (null without a schema or function tools); nothing else differs.
     const SDK_ADDED = new Set(['parsed', 'output_parsed', 'parsed_arguments']);
     expect(JSON.parse(JSON.stringify(final, (key, value: unknown) => (SDK_ADDED.has(key) ? undefined : value)))).toEqual(expected);
