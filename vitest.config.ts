@@ -26,6 +26,10 @@ const CLUSTER_E2E = [
   'test/e2e/tenant-key-admin.test.ts',
   // The board lists every shard's queue and reads Redis's stats through a cluster client.
   'test/e2e/queue-board.test.ts',
+  // Each shard's webhook queue (hash-tagged like the request queue) fed by that shard's outbox, tenants on different masters.
+  'test/e2e/webhooks.test.ts',
+  // A kept response's state written by the request's last script call on its tenant's slot; background jobs on their shard; a stream resumed from its events.
+  'test/e2e/responses-background.test.ts',
 ];
 
 export default defineConfig({

@@ -82,6 +82,33 @@ export const EnvSchema = Type.Object({
   }),
   QUEUE_DEADLINE_MS: Millis(30_000, 'A job no worker picked up by then is removed and answered 503.'),
   REQUEST_TIMEOUT_MS: Millis(600_000, 'Longest a completion may take end to end at the web tier.'),
+  BACKGROUND_QUEUE_DEADLINE_MS: Millis(
+    21_600_000,
+    "A background response (POST /v1/responses with background: true) no worker has started by then ends failed with code 'queue_timeout'; interactive requests of the same tenant run first.",
+  ),
+  BACKGROUND_RESULT_TTL_S: Type.Integer({
+    minimum: 1,
+    maximum: 86_400,
+    default: 600,
+    description:
+      'How long a finished background response with store: false (or of a tenant that stores none) can still be retrieved; a stored response is read from Redis this long, then from the store.',
+  }),
+  RESPONSES_REAP_INTERVAL_MS: Millis(
+    30_000,
+    "How often a worker looks for background responses whose job was lost with Redis; such a response ends failed with code 'response_lost' within twice this.",
+  ),
+  WEBHOOK_RETRY_DELAYS_MS: Type.String({
+    pattern: '^\\d{1,9}(,\\d{1,9})*$',
+    default: '5000,300000,1800000,7200000,18000000,36000000,36000000,36000000,36000000,36000000,36000000',
+    description:
+      'Delays (ms, comma-separated) between the attempts of a webhook delivery that failed; the default retries for about 3 days (5 s, 5 min, 30 min, 2 h, 5 h, then every 10 h).',
+  }),
+  WEBHOOK_TIMEOUT_MS: Millis(15_000, 'A webhook endpoint that has not answered within this is retried.'),
+  WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1_000, default: 16, description: 'Webhook deliveries one worker process makes at once, apart from model work.' }),
+  WEBHOOK_ALLOW_PRIVATE_URLS: Type.Boolean({
+    default: false,
+    description: 'true: webhook URLs may be http and resolve to private or loopback addresses (tests, private networks); otherwise only https to public addresses.',
+  }),
   UPSTREAM_CONNECT_TIMEOUT_MS: Millis(5_000, 'Connect timeout to a provider.'),
   UPSTREAM_HEADERS_TIMEOUT_MS: Millis(120_000, "Time to the provider's response headers, per attempt (shortened to what is left of RETRY_BUDGET_MS)."),
   UPSTREAM_BODY_TIMEOUT_MS: Millis(120_000, "Longest silence inside a provider's response body."),

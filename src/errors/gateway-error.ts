@@ -325,6 +325,16 @@ export class QueueTimeoutError extends GatewayError {
   }
 }
 
+/**
+ * A background response whose job was lost: `worker_lost` when its worker stopped past the stall
+ * limit, `response_lost` when Redis lost its job. Sending it again is the client's to decide.
+ */
+export class ResponseLostError extends GatewayError {
+  constructor(code: 'worker_lost' | 'response_lost', message: string) {
+    super(503, 'api_error', code, message, { retryAfterSeconds: 1 });
+  }
+}
+
 /** 503 `service_unavailable`: a dependency (Redis, the store) is down or the process is draining. */
 export class ServiceUnavailableError extends GatewayError {
   constructor(message: string, retryAfterSeconds = 1) {

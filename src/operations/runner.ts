@@ -9,6 +9,7 @@ import type { ProviderTarget } from '../providers/types.ts';
 import type { JobCommon } from '../infra/queue/job.ts';
 import type { Usage } from '../wire/openai-chat.ts';
 import type { ResolvedUsage } from './usage.ts';
+import type { KeptAnswer } from '../infra/responses/kept-answer.ts';
 
 /** The outcome of a call that succeeded on some candidate. */
 export interface CallOutcome<T> {
@@ -52,6 +53,18 @@ export interface RunContext<Job extends JobCommon = JobCommon> {
 export interface FinalEvent {
   type: 'result' | 'done';
   payload: string;
+  /** The whole answer as an object, for an operation that keeps it (a stream's is not in its last event). */
+  answer?: Record<string, unknown>;
+}
+
+/** How a request ended, for what is kept of it. */
+export interface RunEnding {
+  status: 'succeeded' | 'failed' | 'cancelled';
+  /** A successful run's final event. */
+  final: FinalEvent | null;
+  /** A failed run's error, as its client reads it. */
+  error: { code: string; message: string } | null;
+  usage: ResolvedUsage | null;
 }
 
 /** What an event already sent carried, for a re-run that must end an interrupted stream. */
@@ -69,4 +82,6 @@ export interface OperationRunner<Job extends JobCommon> {
   countPrompt(data: Job): number;
   /** What one of its streamed events (one of a chunk's) carried. */
   readChunk(payload: string): SentChunk;
+  /** What is kept of the answer, however the run ended; null (or no method): nothing is. */
+  keep?(data: Job, ending: RunEnding): KeptAnswer | null;
 }

@@ -10,12 +10,19 @@ import type { CatalogEntry } from '../domain/catalog/load-catalog.ts';
 import type { CatalogFile } from '../domain/catalog/schema.ts';
 import type { PromptCache } from '../domain/prompts/prompt-cache.ts';
 import type { SseFraming } from './sse-framing.ts';
+import type { TenantSettings } from '../domain/tenants/tenant-settings.ts';
+import type { KeptAnswer } from '../infra/responses/kept-answer.ts';
+import type { ConversationStore } from './responses/conversation.ts';
 
 /** What resolving a request may read besides its body. */
 export interface PlanContext {
   catalog: CatalogFile;
   prompts: PromptCache;
+  /** Kept responses, which a request may continue or refer to. */
+  responses: ConversationStore;
   tenantId: string;
+  requestId: string;
+  settings: TenantSettings;
   headers: IncomingHttpHeaders;
 }
 
@@ -36,6 +43,16 @@ export interface RequestPlan<Body> {
   stream: boolean;
   /** The named prompt version the request came from. */
   prompt: { name: string; version: number } | null;
+  /** The id of the object the request makes (a Response's `resp_…`), which its usage record carries. */
+  responseId?: string;
+}
+
+/** A request its client does not wait for (a background response), as it is accepted. */
+export interface DetachedRequest {
+  /** What is kept of it from now on: the client's answer is its body. */
+  kept: KeptAnswer;
+  /** A stream's first event, before the job's. */
+  opening: string;
 }
 
 /** Replaces one text of a body; `param` says where it is, as the client would name it. */
@@ -60,4 +77,6 @@ export interface WebOperation<Body, Planned, Payload extends object> {
   mapTexts(body: Planned, replace: TextReplacer): Planned;
   /** What the job carries for this operation: the body to forward, its options. */
   jobPayload(body: Planned, plan: RequestPlan<Planned>): Payload;
+  /** A request answered at once and run later (a background response); null, or no method: the client waits for the answer. */
+  detach?(body: Planned, job: { requestId: string; enqueuedAt: number }): DetachedRequest | null;
 }

@@ -10,6 +10,7 @@ import type { Repository } from '../infra/store/repository.ts';
 import type { PromptAdminDeps } from '../domain/prompts/prompt-admin.ts';
 import type { TenantAdminDeps } from '../domain/tenants/tenant-admin.ts';
 import type { KeyAdminDeps } from '../domain/access/key-admin.ts';
+import type { WebhookAdminDeps } from '../domain/webhooks/webhook-admin.ts';
 import type { AuditSink } from '../domain/audit/audit-event.ts';
 import { ServiceUnavailableError } from '../errors/gateway-error.ts';
 import { newRequestId } from '../infra/http/request-id.ts';
@@ -27,6 +28,7 @@ import { promptRoutes } from './routes/v1/prompts.ts';
 import { usageRoutes } from './routes/v1/usage.ts';
 import { budgetRoutes } from './routes/v1/budgets.ts';
 import { auditRoutes } from './routes/v1/audit.ts';
+import { responseRoutes, type ResponseRouteDeps } from './routes/v1/responses.ts';
 import { internalRoutes } from './routes/internal/index.ts';
 import { openapiPlugin } from './openapi/openapi-plugin.ts';
 import { QUEUE_BOARD_PREFIX, queueBoardPlugin } from './plugins/queue-board.ts';
@@ -45,6 +47,8 @@ export interface AppDeps {
   requests: RequestPorts;
   /** The budget counters, which GET /v1/budgets reports. */
   ledger: BudgetLedger;
+  /** Kept responses' routes (retrieve, cancel, delete, input items). */
+  responses: ResponseRouteDeps;
   /** When the catalog was written (Unix seconds): the `created` of every model in /v1/models. */
   catalogCreated: number;
   repository: Repository;
@@ -52,6 +56,7 @@ export interface AppDeps {
   budgetAdmin: BudgetAdminDeps;
   tenantAdmin: TenantAdminDeps;
   keyAdmin: KeyAdminDeps;
+  webhookAdmin: WebhookAdminDeps;
   audit: AuditSink;
   /** What /readyz probes. */
   dependencies: readonly Dependency[];
@@ -123,6 +128,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(modelRoutes, { catalog: deps.requests.plan.catalog, created: deps.catalogCreated });
   await app.register(promptRoutes, { prompts: deps.requests.plan.prompts });
   await app.register(usageRoutes, { usage: deps.repository.usage });
+  await app.register(responseRoutes, deps.responses);
   await app.register(budgetRoutes, { ledger: deps.ledger, settings: deps.requests.settings });
   await app.register(auditRoutes, { audit: deps.repository.audit });
   await app.register(internalRoutes, {
@@ -132,6 +138,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     piiAdmin: { repository: deps.repository, audit: deps.audit, invalidate: deps.budgetAdmin.invalidate },
     tenantAdmin: deps.tenantAdmin,
     keyAdmin: deps.keyAdmin,
+    webhookAdmin: deps.webhookAdmin,
     settings: deps.requests.settings,
     audit: deps.repository.audit,
   });

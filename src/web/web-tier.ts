@@ -26,7 +26,7 @@ import { listenForInvalidations } from '../infra/redis/invalidations.ts';
 import type { JobBatch } from '../infra/queue/job.ts';
 import { OPERATIONS } from '../operations/index.ts';
 import type { Operations } from '../operations/operation.ts';
-import { Outbox } from '../infra/outbox/outbox.ts';
+import { Outbox, webhookOutboxRecord } from '../infra/outbox/outbox.ts';
 import type { AuditSink } from '../domain/audit/audit-event.ts';
 import { PromptCache, cacheKey } from '../domain/prompts/prompt-cache.ts';
 import type { PromptAdminDeps } from '../domain/prompts/prompt-admin.ts';
@@ -45,6 +45,15 @@ import { registerBacklogGauges } from '../infra/metrics/backlog-gauges.ts';
 import { pinged, type Dependency } from '../infra/health/readiness.ts';
 import { workerPresence } from '../infra/health/worker-presence.ts';
 import { startOpsListener } from '../infra/health/ops-listener.ts';
+import type { WebhookAdminDeps } from '../domain/webhooks/webhook-admin.ts';
+import { resolveHost } from '../infra/webhooks/guarded-agent.ts';
+import { parseRetryDelays, WebhookQueue } from '../infra/webhooks/webhook-queue.ts';
+import { KeptResponses } from '../infra/responses/kept-responses.ts';
+import { ResponseStates } from '../infra/responses/response-state.ts';
+import { liveOf, storedRecordOf } from '../infra/responses/kept-answer.ts';
+import { publishCancellation } from '../infra/events/cancel-marks.ts';
+import { responsesFraming } from '../operations/responses/framing.ts';
+import type { ResponseRouteDeps } from './routes/v1/responses.ts';
 
 // Activations reach every web process at once through Redis; this bounds how long a lost
 // invalidation message can leave a process on the previous version.
@@ -120,6 +129,7 @@ function admissionDefaultsOf(env: Env): AdmissionDefaults {
       key: { requestsPerMinute: env.KEY_RPM, tokensPerMinute: env.KEY_TPM },
     },
     maxQueued: env.TENANT_MAX_QUEUED,
+    requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
   };
 }
 
@@ -165,8 +175,25 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
     deadlines: { queueDeadlineMs: env.QUEUE_DEADLINE_MS, requestTimeoutMs: env.REQUEST_TIMEOUT_MS },
     log,
   });
+  const kept = new KeptResponses(new ResponseStates(commands, keys), repository.responses);
+  // An accepted background response is kept while it may wait, then run, then be polled.
+  const backgroundTtlMs = env.BACKGROUND_QUEUE_DEADLINE_MS + env.REQUEST_TIMEOUT_MS + env.BACKGROUND_RESULT_TTL_S * 1000;
   const requests: RequestPorts = {
-    plan: { catalog, prompts: new PromptCache(repository.prompts, PROMPT_CACHE_TTL_MS) },
+    plan: { catalog, prompts: new PromptCache(repository.prompts, PROMPT_CACHE_TTL_MS), responses: kept },
+    background: {
+      deadlineMs: env.BACKGROUND_QUEUE_DEADLINE_MS,
+      accept: (tenantId, requestId, answer) =>
+        kept.accept(
+          storedRecordOf(tenantId, answer, new Date(answer.createdAt + backgroundTtlMs)),
+          liveOf(answer, requestId, keys.shardOf(tenantId)),
+          backgroundTtlMs,
+        ),
+      detach: (job, options) => dispatcher.detach(Object.assign(job, { replyChannel: replies.channel }), options),
+      find: (tenantId, id) => kept.find(tenantId, id),
+      discard: async (tenantId, id) => {
+        await kept.delete(tenantId, id, env.BACKGROUND_RESULT_TTL_S * 1000);
+      },
+    },
     settings: new TenantSettingsCache(repository, env.PII_DEFAULT_MODE, env.SETTINGS_CACHE_TTL_MS),
     admission: admissionOf(commands, keys, ledger, log),
     // The job is the request's own: addressed in place rather than copied on every request.
@@ -178,6 +205,21 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
     metrics,
     defaults: admissionDefaultsOf(env),
   };
+  const responses: ResponseRouteDeps = {
+    kept,
+    queues,
+    admission: requests.admission,
+    cancelRunning: (requestId) => publishCancellation(commands, keys, { shard: 0, requestId, sharesJob: false }, env.REQUEST_TIMEOUT_MS),
+    follow: (tenantId, requestId, afterSeq, finished) =>
+      followEvents(commands, keys, tenantId, requestId, afterSeq, { pollMs: FOLLOW_POLL_MS, timeoutMs: backgroundTtlMs, finished }),
+    ended: async (record) => {
+      await kept.putFinal(record);
+      await outbox.push(record.tenantId, webhookOutboxRecord(record.tenantId, 'response.cancelled', record.id));
+    },
+    framing: responsesFraming,
+    sse: requests.sse,
+    keptTtlMs: env.BACKGROUND_RESULT_TTL_S * 1000,
+  };
   const connections: Connections = { commands, subscriber, keys, repository, catalog, audit };
   const { promptAdmin, budgetAdmin } = await adminServices(connections, requests.plan.prompts, requests.settings, ledger);
   const jwt = createJwtVerifier(env);
@@ -187,6 +229,20 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
     new TenantStatusCache(repository.tenants, env.KEY_CACHE_TTL_MS),
   );
   const { tenantAdmin, keyAdmin } = await accessAdminServices(connections, authenticator, env.OPERATOR_TENANT);
+  // Resends only: the worker's outbox drainer queues the deliveries of new events.
+  const webhookQueue = new WebhookQueue({
+    connection: commands,
+    keys,
+    repository,
+    retryDelaysMs: parseRetryDelays(env.WEBHOOK_RETRY_DELAYS_MS),
+    onError: onRedisError,
+  });
+  const webhookAdmin: WebhookAdminDeps = {
+    repository,
+    audit,
+    urlRules: { allowPrivate: env.WEBHOOK_ALLOW_PRIVATE_URLS, resolve: resolveHost },
+    resend: (tenantId, webhookId, event) => webhookQueue.resend(tenantId, webhookId, event),
+  };
   let draining = false;
   const app = await buildApp({
     config,
@@ -195,6 +251,7 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
     operations,
     requests,
     ledger,
+    responses,
     // The file's time, not the process's: every web process lists the same `created`.
     catalogCreated: Math.floor((await stat(env.CATALOG)).mtimeMs / 1000),
     repository,
@@ -202,6 +259,7 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
     budgetAdmin,
     tenantAdmin,
     keyAdmin,
+    webhookAdmin,
     audit,
     dependencies,
     metrics,
@@ -232,6 +290,7 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
       clearTimeout(timer);
       await boundedWait(replies.stop());
       await boundedWait(Promise.all(queues.map((queue) => queue.close())));
+      await boundedWait(webhookQueue.close());
       await boundedWait(repository.close());
       await boundedWait(jwt?.close());
       await closeRedis([commands, subscriber]);

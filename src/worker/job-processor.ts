@@ -9,15 +9,17 @@ import type { ScriptedRedis } from '../infra/redis/scripts.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import type { ProviderTarget } from '../providers/types.ts';
 import type { CatalogModel } from '../domain/catalog/schema.ts';
-import type { Outbox } from '../infra/outbox/outbox.ts';
+import { webhookOutboxRecord, type Outbox } from '../infra/outbox/outbox.ts';
 import type { UsageStatus } from '../infra/store/repository.ts';
-import { ClientClosedRequestError, ProviderFailedError, type GatewayError } from '../errors/gateway-error.ts';
+import { ClientClosedRequestError, ProviderFailedError, QueueTimeoutError, ResponseLostError, type GatewayError } from '../errors/gateway-error.ts';
 import { EventPublisher, type RequestEnding } from '../infra/events/event-publisher.ts';
 import { readEventLog, type EventLogState } from '../infra/events/event-log.ts';
 import { cancelledWhileQueued } from '../infra/events/cancel-marks.ts';
 import { groupPayloads } from '../infra/events/reply-events.ts';
 import { toClientError } from './upstream-failure.ts';
 import type { FinalEvent, RunContext, RunTrace } from '../operations/runner.ts';
+import { stateEnding, type ResponseStates } from '../infra/responses/response-state.ts';
+import { liveOf, storedRecordOf, type KeptAnswer } from '../infra/responses/kept-answer.ts';
 import { resolveUsage, type ResolvedUsage } from '../operations/usage.ts';
 import { callWithRetries } from './call-upstream.ts';
 import { buildUsageRecord } from './usage-record.ts';
@@ -44,6 +46,10 @@ export interface ProcessorDeps {
   finishedEventsTtlMs: number;
   outbox: Outbox;
   ledger: BudgetLedger;
+  /** The live state of kept responses (background and stored ones). */
+  states: ResponseStates;
+  /** How long Redis keeps a finished response: a background one for polling, a stored one until the outbox has carried it to the store. */
+  keptTtlMs: { background: number; stored: number };
   /** Cancellations of single requests, which may come before their job starts. */
   cancellations: Cancellations;
   /** Null when the process keeps no metrics (no METRICS_PORT). */
@@ -71,11 +77,14 @@ async function finish(deps: ProcessorDeps, ctx: RequestRun, ending: Ending): Pro
   const errorCode = ending.status === 'cancelled' ? null : (ending.error?.code ?? null);
   const record = buildUsageRecord(ctx.data, ctx.trace, { status: ending.status, errorCode, usage, startedAt: ctx.startedAt, endedAt: Date.now() }, deps.models);
   const claim = ctx.data.idempotencyKey;
+  const usageEntry = deps.outbox.entry(record.tenantId, { kind: 'usage', record });
+  const kept = ctx.runner.keep?.(ctx.data, { status: ending.status, final: ending.final, error: ending.error, usage }) ?? null;
   const requestEnding: RequestEnding = {
-    outbox: deps.outbox.entry(record.tenantId, { kind: 'usage', record }),
+    outbox: { key: usageEntry.key, records: [usageEntry.record, ...(kept ? keptRecords(deps, ctx.data, kept) : [])] },
     settlement: deps.ledger.settlement(record.tenantId, record.requestId, ctx.data.budgetKeys, record.costMicros),
     // A charged or successful request keeps its key (retries replay it); an uncharged failure frees it for a retry.
     claim: claim ? { key: claim, action: record.status === 'succeeded' || record.costMicros > 0 ? 'complete' : 'release' } : null,
+    state: kept ? keptState(deps, ctx.data, kept) : null,
   };
   if (ending.final) await ctx.publisher.finish(ending.final.type, ending.final.payload, requestEnding);
   else await ctx.publisher.finishWithError(ending.error, requestEnding);
@@ -98,6 +107,20 @@ async function finish(deps: ProcessorDeps, ctx: RequestRun, ending: Ending): Pro
   );
 }
 
+/** What goes to the outbox with the usage record: the response for the store, and a background one's webhook event. */
+function keptRecords(deps: ProcessorDeps, data: RequestJob, kept: KeptAnswer): string[] {
+  const record = storedRecordOf(data.tenantId, kept, new Date(Date.now() + deps.keptTtlMs.background));
+  const records = [deps.outbox.entry(data.tenantId, { kind: 'response', record }).record];
+  if (kept.background && kept.status !== 'queued' && kept.status !== 'in_progress')
+    records.push(deps.outbox.entry(data.tenantId, webhookOutboxRecord(data.tenantId, `response.${kept.status}`, kept.id)).record);
+  return records;
+}
+
+function keptState(deps: ProcessorDeps, data: RequestJob, kept: KeptAnswer) {
+  const live = liveOf(kept, data.requestId, deps.keys.shardOf(data.tenantId));
+  return stateEnding(deps.keys, data.tenantId, kept.id, live, kept.background ? deps.keptTtlMs.background : deps.keptTtlMs.stored);
+}
+
 /** The client's error for a failed run, logged; a provider refusing our key is logged as the operator's problem it is. */
 function failure(deps: ProcessorDeps, data: RequestJob, trace: RunTrace, error: unknown): GatewayError {
   const attempts = Math.max(1, trace.attempts);
@@ -117,6 +140,7 @@ function failure(deps: ProcessorDeps, data: RequestJob, trace: RunTrace, error: 
 /** One request as the processor follows it: its job, its publisher and trace, when it started. */
 interface RequestRun {
   data: RequestJob;
+  runner: Operation['runner'];
   trace: RunTrace;
   startedAt: number;
   publisher: EventPublisher;
@@ -143,6 +167,7 @@ function operationOf(deps: ProcessorDeps, data: RequestJob): RequestOperation {
 function requestRun(deps: ProcessorDeps, data: RequestJob, runner: Operation['runner'], publisher: EventPublisher, trace: RunTrace): RequestRun {
   return {
     data,
+    runner,
     trace,
     publisher,
     startedAt: Date.now(),
@@ -214,6 +239,19 @@ async function endInterrupted(deps: ProcessorDeps, run: RequestRun, log: EventLo
 }
 
 /**
+ * A background response is marked running as a worker starts it; one cancelled or deleted while it
+ * waited, or past its deadline, ends without calling the upstream (the ending returned).
+ */
+async function startBackground(deps: ProcessorDeps, data: RequestJob): Promise<Ending | null> {
+  const deadlineAt = data.background?.deadlineAt ?? Infinity;
+  const found = data.responseId ? await deps.states.start(data.tenantId, data.responseId) : null;
+  if (found === 'cancelled' || found === 'deleted') return { status: 'cancelled', error: new ClientClosedRequestError(), final: null };
+  if (Date.now() <= deadlineAt) return null;
+  const waitedMs = Math.max(0, deadlineAt - data.enqueuedAt);
+  return { status: 'failed', error: new QueueTimeoutError(waitedMs, 1), final: null };
+}
+
+/**
  * One request of a job. BullMQ is at-least-once, so a job whose worker died runs again: the
  * re-run continues the sequence numbers, does nothing when the first run finished, and ends a
  * stream that already reached the client with an error instead of repeating it. A request
@@ -222,10 +260,12 @@ async function endInterrupted(deps: ProcessorDeps, run: RequestRun, log: EventLo
 async function runRequest(deps: ProcessorDeps, data: RequestJob, runner: Operation['runner'], rerun: boolean, signal: AbortSignal): Promise<void> {
   const log = rerun ? await readEventLog(deps.redis, deps.keys, data, runner.readChunk) : null;
   if (log?.finished) return;
-  // An idempotent request's events are its stored response: they live as long as its key. Other
-  // requests' events only serve gap repair, which needs them until shortly after the last one.
-  const ttlMs = data.idempotencyKey ? IDEMPOTENCY_TTL_MS : deps.eventsTtlMs;
-  const finalTtlMs = data.idempotencyKey ? IDEMPOTENCY_TTL_MS : deps.finishedEventsTtlMs;
+  // An idempotent request's events are its stored response: they live as long as its key. A
+  // background response's are read by whoever resumes its stream, as long as it can be polled.
+  // Other requests' events only serve gap repair, which needs them until shortly after the last one.
+  const keptMs = data.background ? deps.keptTtlMs.background : 0;
+  const ttlMs = Math.max(data.idempotencyKey ? IDEMPOTENCY_TTL_MS : deps.eventsTtlMs, deps.eventsTtlMs + keptMs);
+  const finalTtlMs = Math.max(data.idempotencyKey ? IDEMPOTENCY_TTL_MS : deps.finishedEventsTtlMs, keptMs);
   const publisher = new EventPublisher({
     redis: deps.redis,
     keys: deps.keys,
@@ -239,6 +279,8 @@ async function runRequest(deps: ProcessorDeps, data: RequestJob, runner: Operati
   const trace: RunTrace = { target: null, attempts: log?.sentChunks ? 1 : 0, text: '', reported: null, firstChunkAt: null };
   const run = requestRun(deps, data, runner, publisher, trace);
   if (log?.sentChunks) return endInterrupted(deps, run, log);
+  const unstarted = data.background ? await startBackground(deps, data) : null;
+  if (unstarted) return finish(deps, run, unstarted);
   let ending: Ending;
   try {
     if (signal.aborted) throw signal.reason;
@@ -251,6 +293,39 @@ async function runRequest(deps: ProcessorDeps, data: RequestJob, runner: Operati
     }
   }
   await finish(deps, run, ending);
+}
+
+/**
+ * Ends the background requests of a job BullMQ gave up on (its worker stopped past the stall limit,
+ * or its processor failed before their end was written): as failed, charged for what a stream had
+ * sent; one that had ended is left alone.
+ */
+export function createLostJobHandler(deps: ProcessorDeps) {
+  return async (job: Job<JobBatch<RequestJob>> | undefined): Promise<void> => {
+    const requests = job?.data.requests.filter((data) => data.background) ?? [];
+    await Promise.all(
+      requests.map(async (data) => {
+        const { runner } = operationOf(deps, data);
+        const log = await readEventLog(deps.redis, deps.keys, data, runner.readChunk);
+        if (log.finished) return;
+        const publisher = new EventPublisher({
+          redis: deps.redis,
+          keys: deps.keys,
+          tenantId: data.tenantId,
+          requestId: data.requestId,
+          channel: data.replyChannel,
+          ttlMs: deps.keptTtlMs.background,
+          finalTtlMs: deps.keptTtlMs.background,
+          lastSeq: log.lastSeq,
+        });
+        // What reached a stream's client is charged, as for any stream interrupted.
+        const target = (log.streamedModel && deps.targets.get(log.streamedModel)) || null;
+        const trace: RunTrace = { target, attempts: log.sentChunks ? 1 : 0, text: log.streamedText, reported: null, firstChunkAt: null };
+        const error = new ResponseLostError('worker_lost', 'The worker running this response stopped and it could not be resumed; send it again.');
+        await finish(deps, requestRun(deps, data, runner, publisher, trace), { status: 'failed', error, final: null });
+      }),
+    );
+  };
 }
 
 /**

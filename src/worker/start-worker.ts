@@ -13,7 +13,12 @@ import type { JobBatch } from '../infra/queue/job.ts';
 import { byKind, OPERATIONS, type RequestJob } from '../operations/index.ts';
 import type { Operations } from '../operations/operation.ts';
 import { Cancellations } from '../infra/events/cancellations.ts';
-import { createJobProcessor } from './job-processor.ts';
+import { createJobProcessor, createLostJobHandler, type ProcessorDeps } from './job-processor.ts';
+import { startResponseReaper } from './response-reaper.ts';
+import { ResponseStates } from '../infra/responses/response-state.ts';
+
+// A stored response is read from Redis until the outbox has written it to the store, then from the store.
+const STORED_RESPONSE_REDIS_TTL_MS = 60_000;
 import { listenForCancellations } from '../infra/events/cancel-listener.ts';
 import { Outbox } from '../infra/outbox/outbox.ts';
 import { OutboxDrainer } from '../infra/outbox/drainer.ts';
@@ -26,6 +31,10 @@ import { pinged, type Dependency } from '../infra/health/readiness.ts';
 import { createMetricsRegistry } from '../infra/metrics/registry.ts';
 import { WorkerMetrics } from '../infra/metrics/worker-metrics.ts';
 import { registerBacklogGauges } from '../infra/metrics/backlog-gauges.ts';
+import { createWebhookAgent } from '../infra/webhooks/guarded-agent.ts';
+import { parseRetryDelays, WebhookQueue } from '../infra/webhooks/webhook-queue.ts';
+import { sendWebhook } from '../infra/webhooks/webhook-sender.ts';
+import { createWebhookProcessor, createWebhookWorkers } from '../infra/webhooks/webhook-worker.ts';
 
 /** A running worker: its BullMQ workers (one per queue shard) and a graceful stop. */
 export interface RunningWorker {
@@ -64,7 +73,9 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
     ? Array.from({ length: keys.queueShards }, (_, shard) => new Queue(REQUEST_QUEUE, { connection: redis, prefix: keys.queuePrefix(shard) }))
     : [];
   if (registry) registerBacklogGauges(registry, { queues: counted, redis, keys, store: repository });
-  const processor = createJobProcessor({
+  const outbox = new Outbox(redis, keys);
+  const states = new ResponseStates(redis, keys);
+  const processorDeps: ProcessorDeps = {
     redis,
     keys,
     targets: buildTargets(catalog, config.readSecret),
@@ -76,13 +87,17 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
     eventsTtlMs: Math.max(env.EVENTS_TTL_MS, env.REQUEST_TIMEOUT_MS),
     // A stalled job is re-run within about two lock periods; it must still find its finished events.
     finishedEventsTtlMs: Math.max(60_000, 3 * env.WORKER_LOCK_MS),
-    outbox: new Outbox(redis, keys),
+    outbox,
     ledger: new BudgetLedger({ redis, keys, spend: storeSpendSource(repository), reservationTtlMs: env.REQUEST_TIMEOUT_MS + 60_000 }),
+    states,
+    keptTtlMs: { background: env.BACKGROUND_RESULT_TTL_S * 1000, stored: STORED_RESPONSE_REDIS_TTL_MS },
     cancellations,
     metrics: registry && new WorkerMetrics(registry, { tenants: env.METRICS_TENANTS }),
     tracing,
     log,
-  });
+  };
+  const processor = createJobProcessor(processorDeps);
+  const endLost = createLostJobHandler(processorDeps);
   // Every process consumes every shard, each with the whole concurrency: a tenant lives on one
   // shard, so splitting it would cap one busy tenant at a fraction of the process.
   const workers = Array.from({ length: keys.queueShards }, (_, shard) => {
@@ -95,12 +110,41 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
       maxStalledCount: 1,
     });
     worker.on('error', (error) => log.error({ err: error, shard }, 'worker error'));
+    worker.on('failed', (job) => {
+      endLost(job).catch((error: unknown) => log.error({ err: error, jobId: job?.id }, 'ending the background responses of a failed job failed'));
+    });
     return worker;
   });
   const stopListening = await listenForCancellations(subscriber, keys.cancelChannel, cancellations);
-  const drainer = new OutboxDrainer(redis, keys, repository, log);
+  // Webhook deliveries have their own queue and workers: a slow endpoint never holds up model work.
+  const retryDelaysMs = parseRetryDelays(env.WEBHOOK_RETRY_DELAYS_MS);
+  const webhookQueue = new WebhookQueue({ connection: redis, keys, repository, retryDelaysMs, onError: onRedisError });
+  const webhookAudit = new Outbox(redis, keys);
+  const webhookAgent = createWebhookAgent({
+    allowPrivate: env.WEBHOOK_ALLOW_PRIVATE_URLS,
+    timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+    connections: env.WEBHOOK_CONCURRENCY,
+  });
+  const webhookWorkers = createWebhookWorkers(
+    createWebhookProcessor({
+      repository,
+      send: (endpoint, event, signal) => sendWebhook({ agent: webhookAgent, timeoutMs: env.WEBHOOK_TIMEOUT_MS }, endpoint, event, signal),
+      audit: (event) => webhookAudit.push(event.tenantId, { kind: 'audit', event }),
+      log,
+    }),
+    { connection: blocking, keys, concurrency: env.WEBHOOK_CONCURRENCY, retryDelaysMs, log },
+  );
+  const stopReaper = startResponseReaper({
+    responses: repository.responses,
+    states,
+    outbox,
+    intervalMs: env.RESPONSES_REAP_INTERVAL_MS,
+    pollableMs: env.BACKGROUND_RESULT_TTL_S * 1000,
+    log,
+  });
+  const drainer = new OutboxDrainer(redis, keys, repository, log, {}, { webhooks: (entries) => webhookQueue.enqueue(entries) });
   drainer.start();
-  await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+  await Promise.all([...workers, ...webhookWorkers].map((worker) => worker.waitUntilReady()));
   let stopping = false;
   const stopHeartbeat = startHeartbeat(
     redis,
@@ -121,17 +165,20 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
     async close() {
       stopping = true;
       stopHeartbeat();
-      const finished = await boundedWait(Promise.all(workers.map((worker) => worker.close())), env.SHUTDOWN_GRACE_MS);
+      const finished = await boundedWait(Promise.all([...workers, ...webhookWorkers].map((worker) => worker.close())), env.SHUTDOWN_GRACE_MS);
       if (!finished) {
         // BullMQ ignores close(true) once close() has begun, and close() waits on its blocking
         // command, which a Redis Cluster with no master left retries for ever. Dropping the
         // connections ends it; the running jobs' locks lapse and another worker re-runs them.
         log.warn('grace period over; handing running jobs back to the queue');
-        await boundedWait(Promise.all(workers.map((worker) => worker.disconnect())));
+        await boundedWait(Promise.all([...workers, ...webhookWorkers].map((worker) => worker.disconnect())));
       }
       // Each step is bounded: whatever Redis, the store or an upstream do, the process ends.
       await boundedWait(stopListening());
+      await boundedWait(stopReaper());
       await boundedWait(drainer.stop());
+      await boundedWait(webhookQueue.close());
+      await boundedWait(webhookAgent.close());
       await boundedWait(ops?.close());
       await boundedWait(Promise.all(counted.map((queue) => queue.close())));
       await boundedWait(repository.close());

@@ -99,8 +99,11 @@ const ROUTES = {
   messages: { method: 'POST', url: '/v1/messages', path: '/v1/messages', body: MESSAGE },
   countTokens: { method: 'POST', url: '/v1/messages/count_tokens', path: '/v1/messages/count_tokens', body: { model: 'sim', messages: MESSAGE.messages } },
   responses: { method: 'POST', url: '/v1/responses', path: '/v1/responses', body: { model: 'sim', input: 'hi' } },
+  compact: { method: 'POST', url: '/v1/responses/compact', path: '/v1/responses/compact', body: { model: 'sim', input: 'hi' } },
   getResponse: { method: 'GET', url: '/v1/responses/resp_1', path: '/v1/responses/{id}' },
   deleteResponse: { method: 'DELETE', url: '/v1/responses/resp_1', path: '/v1/responses/{id}' },
+  cancelResponse: { method: 'POST', url: '/v1/responses/resp_1/cancel', path: '/v1/responses/{id}/cancel' },
+  inputItems: { method: 'GET', url: '/v1/responses/resp_1/input_items', path: '/v1/responses/{id}/input_items' },
   models: { method: 'GET', url: '/v1/models', path: '/v1/models' },
   model: { method: 'GET', url: '/v1/models/sim', path: '/v1/models/{id}' },
   prompt: { method: 'GET', url: '/v1/prompts/greet', path: '/v1/prompts/{name}' },
@@ -117,8 +120,11 @@ const REFUSED: Record<Exclude<RouteName, 'healthz' | 'readyz'>, Role> = {
   messages: 'auditor',
   countTokens: 'auditor',
   responses: 'auditor',
+  compact: 'auditor',
   getResponse: 'auditor',
   deleteResponse: 'auditor',
+  cancelResponse: 'auditor',
+  inputItems: 'auditor',
   models: 'auditor',
   model: 'auditor',
   prompt: 'app',
@@ -208,7 +214,18 @@ describe('the document', () => {
 describe('answers match the document', () => {
   it.each(Object.keys(ROUTES) as RouteName[])('%s: a valid request', async (name) => {
     const probe: Probe = ROUTES[name];
-    await send(probe, name === 'getResponse' || name === 'deleteResponse' ? 404 : 200);
+    // resp_1 was never made: the kept responses' routes answer 404, as documented.
+    const unknown = ['getResponse', 'deleteResponse', 'cancelResponse', 'inputItems'].includes(name);
+    await send(probe, unknown ? 404 : 200);
+  });
+
+  it("a kept response's routes: 200s as documented", async () => {
+    const created = await send({ ...ROUTES.responses, body: { model: 'sim', input: 'hi', background: true } }, 200);
+    const { id } = JSON.parse(created.text) as { id: string };
+    for (const name of ['getResponse', 'inputItems', 'cancelResponse', 'deleteResponse'] as const) {
+      const probe = ROUTES[name];
+      await send({ ...probe, url: probe.url.replace('resp_1', id) }, 200);
+    }
   });
 
   it.each(['chat', 'messages', 'responses'] as const)('%s: streamed', async (name) => {
@@ -237,6 +254,7 @@ describe('answers match the document', () => {
     await send({ ...ROUTES.messages, body: { model: 'sim', messages: MESSAGE.messages } }, 400);
     await send({ ...ROUTES.countTokens, body: { model: 'sim' } }, 400);
     await send({ ...ROUTES.responses, body: { model: 'sim', input: 'hi', previous_response_id: 'resp_1' } }, 400);
+    await send({ ...ROUTES.compact, body: { model: 'sim', input: [{ type: 'compaction', encrypted_content: 'gAAAA-sealed' }] } }, 400);
     await send({ ...ROUTES.chat, headers: { 'idempotency-key': 'k'.repeat(256) } }, 400);
     await send({ ...ROUTES.usage, url: '/v1/usage' }, 400);
     await send({ ...ROUTES.audit, url: '/v1/audit?limit=0' }, 400);
@@ -255,6 +273,7 @@ describe('answers match the document', () => {
     await send({ ...ROUTES.messages, body: { ...MESSAGE, model: 'no-such-model' } }, 404);
     await send({ ...ROUTES.countTokens, body: { model: 'no-such-model', messages: MESSAGE.messages } }, 404);
     await send({ ...ROUTES.responses, body: { model: 'no-such-model', input: 'hi' } }, 404);
+    await send({ ...ROUTES.compact, body: { model: 'no-such-model', input: 'hi' } }, 404);
     await send({ ...ROUTES.model, url: '/v1/models/no-such-model' }, 404);
     await send({ ...ROUTES.prompt, url: '/v1/prompts/no-such-prompt' }, 404);
   });
@@ -271,6 +290,7 @@ describe('answers match the document', () => {
     await send({ ...ROUTES.chat, body: { ...CHAT, model: 'fake-reasoning', temperature: 0.5 } }, 422);
     await send({ ...ROUTES.messages, body: { ...MESSAGE, model: 'fake-reasoning', temperature: 0.5 } }, 422);
     await send({ ...ROUTES.responses, body: { model: 'fake-reasoning', input: 'hi', temperature: 0.5 } }, 422);
+    await send({ ...ROUTES.compact, body: { model: 'fake-tiny', input: 'hi' } }, 422);
     await send({ ...ROUTES.embeddings, body: { model: 'sim-embed', input: 'word '.repeat(9000) } }, 422);
   });
 

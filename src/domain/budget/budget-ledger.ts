@@ -50,6 +50,8 @@ export interface ReserveRequest {
   policies: BudgetPolicy[];
   credit: boolean;
   maxQueued: number;
+  /** How long the reservation holds if never settled; absent: the ledger's own (a request's whole timeout). A background request waits longer. */
+  ttlMs?: number;
 }
 
 /** A reservation that the budget or the queue refused. */
@@ -143,7 +145,7 @@ export class BudgetLedger {
         credit,
         requestId: input.requestId,
         estimateMicros: input.estimateMicros,
-        expiresAtMs: now.getTime() + this.#reservationTtlMs,
+        expiresAtMs: now.getTime() + (input.ttlMs ?? this.#reservationTtlMs),
         maxQueued: Number.isFinite(input.maxQueued) ? input.maxQueued : -1,
       },
     };

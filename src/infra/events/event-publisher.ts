@@ -1,14 +1,15 @@
-import { finishRequest, type ClaimEnding, type EventLine, type ScriptedRedis, type Settlement } from '../redis/scripts.ts';
+import { finishRequest, type ClaimEnding, type EventLine, type ScriptedRedis, type Settlement, type StateEnding } from '../redis/scripts.ts';
 import type { RedisKeys } from '../redis/keys.ts';
 import { encodeEventLine, encodeReplyMessage, errorToPayload } from './reply-events.ts';
 import type { GatewayError } from '../../errors/gateway-error.ts';
 import { retryUnavailable } from '../redis/retry-unavailable.ts';
 
-/** How a request ends in Redis, besides its last event: its usage record, the settlement and the idempotency claim. */
+/** How a request ends in Redis, besides its last event: its usage record (and what goes with it), the settlement, the idempotency claim, a kept response's state. */
 export interface RequestEnding {
-  outbox: { key: string; record: string };
+  outbox: { key: string; records: readonly string[] };
   settlement: Settlement;
   claim: ClaimEnding;
+  state: StateEnding | null;
 }
 
 /**
@@ -84,14 +85,14 @@ export class EventPublisher {
     // A failed batch's events are still in #unsent.
     await this.#tail.catch(() => undefined);
     const events = this.#unsent;
-    const { outbox, settlement, claim } = ending;
-    const end = { streamKey: this.#streamKey, ttlMs: this.#finalTtlMs, events, settlement, claim };
+    const { outbox, settlement, claim, state } = ending;
+    const end = { streamKey: this.#streamKey, ttlMs: this.#finalTtlMs, events, settlement, claim, state };
     if (!this.#redis.isCluster) {
       const reply = { channel: this.#channel, message: encodeReplyMessage(this.#requestId, events) };
       await retryUnavailable(() => finishRequest(this.#redis, { ...end, inline: { outbox, reply } }));
       return;
     }
-    await retryUnavailable(() => this.#redis.lpush(outbox.key, outbox.record));
+    await retryUnavailable(() => this.#redis.lpush(outbox.key, ...outbox.records));
     await retryUnavailable(() => finishRequest(this.#redis, { ...end, inline: null }));
     await retryUnavailable(() => this.#publish(events));
   }

@@ -19,6 +19,9 @@ export interface DispatchOptions {
   onAbandoned(): void;
 }
 
+/** How a background request's job is queued: nobody waits for it, and no deadline of the web tier's applies (its own is in the job). */
+export type DetachedOptions = Pick<DispatchOptions, 'queued' | 'onAbandoned'>;
+
 /** Deadlines of the web tier for one request. */
 export interface DispatchDeadlines {
   /** A job no worker picked up by then is removed and answered 503. */
@@ -85,16 +88,21 @@ export class RequestDispatcher {
       finish();
     };
     const added = this.#batcher.add(job, options.queued, options.onAbandoned);
-    // The timers act only on a job that is in Redis; a failed add is answered below.
+    // The timers act only on a job that is in Redis; a failed add is answered below. A background
+    // request's client only watches it: the job runs on whatever the client does, within its own deadline.
     const once = (then: (batch: QueuedBatch) => Promise<void> | void) => void added.then(then, () => undefined);
-    const pickup = setTimeout(
-      () => once((batch) => this.#onPickupDeadline(batch, job.requestId, () => started || finished, subscription.probe, fail)),
-      this.#deadlines.queueDeadlineMs,
-    );
-    const overall = setTimeout(() => {
-      once((batch) => this.#cancel(batch, job.requestId));
-      fail(new ProviderTimeoutError(`The request did not finish within ${this.#deadlines.requestTimeoutMs} ms.`));
-    }, this.#deadlines.requestTimeoutMs);
+    const pickup = job.background
+      ? undefined
+      : setTimeout(
+          () => once((batch) => this.#onPickupDeadline(batch, job.requestId, () => started || finished, subscription.probe, fail)),
+          this.#deadlines.queueDeadlineMs,
+        );
+    const overall = job.background
+      ? undefined
+      : setTimeout(() => {
+          once((batch) => this.#cancel(batch, job.requestId));
+          fail(new ProviderTimeoutError(`The request did not finish within ${this.#deadlines.requestTimeoutMs} ms.`));
+        }, this.#deadlines.requestTimeoutMs);
     try {
       await added;
     } catch (error) {
@@ -107,9 +115,19 @@ export class RequestDispatcher {
       cancel: () => {
         if (finished) return;
         finish();
-        if (!options.resumable) once((batch) => this.#cancel(batch, job.requestId));
+        if (!options.resumable && !job.background) once((batch) => this.#cancel(batch, job.requestId));
       },
     };
+  }
+
+  /** Queues a background request's job; resolves once it is in Redis. Nothing waits for its events here. */
+  async detach(job: JobCommon, options: DetachedOptions): Promise<void> {
+    try {
+      await this.#batcher.add(job, options.queued, options.onAbandoned);
+    } catch (error) {
+      this.#log.error({ err: error, requestId: job.requestId }, 'enqueue failed');
+      throw new ServiceUnavailableError('The gateway cannot queue requests right now; retry shortly.', 1);
+    }
   }
 
   async #onPickupDeadline(

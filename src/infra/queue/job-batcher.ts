@@ -2,8 +2,8 @@ import type { Queue } from 'bullmq';
 import type { JobBatch, JobCommon } from './job.ts';
 import type { RedisKeys } from '../redis/keys.ts';
 
-// BullMQ's largest priority (2^21); a queue position beyond it waits with the last.
-const MAX_PRIORITY = 2_097_152;
+// BullMQ's largest priority (2^21 - 1); a queue position beyond it waits with the last.
+const MAX_PRIORITY = 2_097_151;
 
 /**
  * BullMQ serves its wait list (plain jobs, FIFO) before any prioritized job, and a plain add
@@ -124,12 +124,13 @@ export class JobBatcher {
 
   /**
    * Queues the request; resolves with the job it went into once that job is in Redis.
-   * `onAbandoned` undoes its admission if the job is removed before any worker runs it.
+   * `onAbandoned` undoes its admission if the job is removed before any worker runs it. A
+   * background request waits behind every interactive one, its tenant's included, in jobs of its own.
    */
   add(job: JobCommon, queued: number, onAbandoned: () => void): Promise<QueuedBatch> {
-    const priority = jobPriority(queued, this.#policy.fairShare);
+    const priority = job.background ? MAX_PRIORITY : jobPriority(queued, this.#policy.fairShare);
     const shard = this.#keys.shardOf(job.tenantId);
-    const name = priority === undefined ? `${shard}` : `${shard}:${job.tenantId}`;
+    const name = job.background ? `${shard}:background` : priority === undefined ? `${shard}` : `${shard}:${job.tenantId}`;
     let group = this.#groups.get(name);
     if (!group) {
       const queue = this.#queues[shard];

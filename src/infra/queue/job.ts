@@ -31,6 +31,13 @@ export const JobCommonSchema = Type.Object({
    * spans continue its trace. Per request, since a job may carry several; absent in older jobs.
    */
   traceContext: Type.Optional(TraceCarrierSchema),
+  /** The id of the Response object a Responses request makes (`resp_…`), which its usage record carries. */
+  responseId: Type.Optional(Type.String()),
+  /**
+   * A request its client does not wait for (a background response): a worker that has not started
+   * it by `deadlineAt` (ms) ends it failed; its state in Redis says queued, running or ended.
+   */
+  background: Type.Optional(Type.Object({ deadlineAt: Type.Number() })),
 });
 
 /** The fields every request's job carries. */

@@ -55,6 +55,11 @@ export interface RedisKeys {
   outstanding(tenantId: string): string;
   /** Marker that a request's budget was settled (settlement happens once). */
   settled(tenantId: string, requestId: string): string;
+  /**
+   * The live state of a kept response (a background or stored one; hash: status, body, and what
+   * reading it back needs), in its tenant's slot so that the request's last call writes it.
+   */
+  response(tenantId: string, responseId: string): string;
 }
 
 /** FNV-1a, 32 bits: a stable spread of tenant ids over shards, the same in every process. */
@@ -94,6 +99,7 @@ export function createRedisKeys(prefix: string, queueShards = 1): RedisKeys {
     creditExpiries: (tenantId: string) => `${prefix}:{${tenantId}}:credit-exp`,
     outstanding: (tenantId: string) => `${prefix}:{${tenantId}}:outstanding`,
     settled: (tenantId: string, requestId: string) => `${prefix}:{${tenantId}}:settled:${requestId}`,
+    response: (tenantId: string, responseId: string) => `${prefix}:{${tenantId}}:resp:${responseId}`,
   });
 }
 

@@ -14,6 +14,8 @@ export const SCRIPT_FILES = {
   creditTopUp: 'credit-top-up-1.lua',
   idempotencyComplete: 'idempotency-complete-1.lua',
   idempotencyRelease: 'idempotency-release-1.lua',
+  responseStart: 'response-start-1.lua',
+  responseCancel: 'response-cancel-1.lua',
 } as const;
 
 /** The name a script is defined under on a client (`redis.admit(…)`). */

@@ -53,8 +53,16 @@ export type ClaimEnding = { key: string; action: 'complete' | 'release' } | null
 
 /** The outbox push and the reply that only one Redis (no slots) lets the request's last call make itself. */
 export interface InlineEnding {
-  outbox: { key: string; record: string };
+  outbox: { key: string; records: readonly string[] };
   reply: { channel: string; message: string };
+}
+
+/** The state of a kept response (a stored or background one), written as the request ends unless it is final already. */
+export interface StateEnding {
+  key: string;
+  ttlMs: number;
+  /** Field/value pairs, `status` first. */
+  fields: ReadonlyArray<readonly [string, string]>;
 }
 
 /**
@@ -63,10 +71,26 @@ export interface InlineEnding {
  */
 export async function finishRequest(
   redis: ScriptedRedis,
-  input: { streamKey: string; ttlMs: number; events: readonly EventLine[]; settlement: Settlement; claim: ClaimEnding; inline: InlineEnding | null },
+  input: {
+    streamKey: string;
+    ttlMs: number;
+    events: readonly EventLine[];
+    settlement: Settlement;
+    claim: ClaimEnding;
+    inline: InlineEnding | null;
+    state: StateEnding | null;
+  },
 ): Promise<boolean> {
-  const { settlement, claim, inline } = input;
-  const keys = [input.streamKey, settlement.marker, ...settlement.keys, ...(claim ? [claim.key] : []), ...(inline ? [inline.outbox.key] : [])];
+  const { settlement, claim, inline, state } = input;
+  const records = inline?.outbox.records ?? [];
+  const keys = [
+    input.streamKey,
+    settlement.marker,
+    ...settlement.keys,
+    ...(claim ? [claim.key] : []),
+    ...(records.length > 0 && inline ? [inline.outbox.key] : []),
+    ...(state ? [state.key] : []),
+  ];
   const args: Array<string | number> = [
     input.ttlMs,
     settlement.requestId,
@@ -74,8 +98,14 @@ export async function finishRequest(
     settlement.markerTtlMs,
     settlement.lastIsCredit ? 1 : 0,
     claim?.action ?? 'none',
+    records.length,
+    inline?.reply.channel ?? '',
+    inline?.reply.message ?? '',
+    state?.fields.length ?? 0,
+    state?.ttlMs ?? 0,
+    ...records,
   ];
-  args.push(inline?.outbox.record ?? '', inline?.reply.channel ?? '', inline?.reply.message ?? '');
+  for (const [field, value] of state?.fields ?? []) args.push(field, value);
   for (const event of input.events) args.push(event.seq, event.line);
   return (await redis.finishRequest(keys.length, ...keys, ...args)) === 1;
 }

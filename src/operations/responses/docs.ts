@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { ResponseSchema, ResponseStreamEventSchema } from '../../wire/openai-responses.ts';
 import { ErrorEnvelopeSchema } from '../../errors/to-envelope.ts';
-import { ADMITTED, AUTHENTICATED, STREAMING_ADMISSION_HEADERS, errors, jsonOrEvents, type RouteDoc } from '../../wire/route-doc.ts';
+import { ADMITTED, STREAMING_ADMISSION_HEADERS, errors, jsonOrEvents, type RouteDoc } from '../../wire/route-doc.ts';
 
 /** A failure after the stream began: numbered like the events before it, with the spec's envelope under `error`. */
 const StreamErrorEventSchema = Type.Object({
@@ -39,15 +39,3 @@ export const responsesDoc: RouteDoc = {
     ...errors('openai', ADMITTED, { 404: 'The model alias is unknown (`model_not_found`).' }),
   },
 };
-
-/** Reading or deleting a stored response: the gateway stores none. */
-export function storedResponseDoc(operationId: string, summary: string): RouteDoc {
-  return {
-    operationId,
-    summary,
-    description: 'Always 404: the gateway stores no responses (each is answered with `store: false`).',
-    tags: ['Responses'],
-    credentials: 'bearer',
-    responses: errors('openai', [...AUTHENTICATED, 404], { 404: 'The gateway stores no responses (`not_found`).' }),
-  };
-}

@@ -1,4 +1,4 @@
-/** POST /v1/responses: OpenAI's Responses API, stateless; reading or deleting a stored response is refused. */
+/** POST /v1/responses: OpenAI's Responses API; the kept responses' own routes are the web tier's (src/web/routes/v1/responses.ts). */
 import { MODEL_ROLES } from '../../domain/access/roles.ts';
 import { ResponsesRequestSchema } from '../../wire/openai-responses.ts';
 import { defineOperation } from '../operation.ts';
@@ -6,7 +6,6 @@ import { responsesDoc } from './docs.ts';
 import { responsesWeb } from './operation.ts';
 import { ResponsesPayloadSchema } from './payload.ts';
 import { responsesRunner } from './run.ts';
-import { storedResponseRoutes } from './stored-responses.ts';
 
 /** The Responses operation. */
 export const responses = defineOperation({
@@ -22,5 +21,4 @@ export const responses = defineOperation({
   runner: responsesRunner,
   // OpenAI's Responses are chats in the GenAI conventions' terms.
   genAiOperation: 'chat',
-  sideRoutes: storedResponseRoutes,
 });

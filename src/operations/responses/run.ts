@@ -2,23 +2,20 @@
 import type { ResponsesJob } from './payload.ts';
 import type { ProviderTarget } from '../../providers/types.ts';
 import { countPromptTokens } from '../../providers/shared/tokens.ts';
-import type { ResponsesRequest } from '../../wire/openai-responses.ts';
 import type { FinalEvent, OperationRunner, RunContext, SentChunk } from '../runner.ts';
 import { producedText } from '../chat/produced-text.ts';
 import { chatToResponse, ResponseStreamTranslator, type ResponseContext } from './from-chat.ts';
 import { RESPONSES_PARAMS } from './param-names.ts';
 import { renamingParams } from '../client-params.ts';
 import { responsesToChat } from './to-chat.ts';
+import { keepResponse, requestOf, responseContext } from './keep.ts';
 
 type ResponsesRun = RunContext<ResponsesJob>;
 
-function requestOf(data: ResponsesJob): ResponsesRequest {
-  return { ...data.body, model: data.requestedModel, stream: data.stream };
-}
-
-/** What the translation names the response by: `resp_<request id>`, the alias that answers, the time it was asked. */
+/** What the translation names the response by: `resp_<request id>`, the alias that answers, the time it was asked, how it is kept. */
 function contextOf(ctx: ResponsesRun, target: ProviderTarget): ResponseContext {
-  return { id: `resp_${ctx.data.requestId}`, model: target.alias, createdAt: Math.floor(ctx.data.enqueuedAt / 1000), request: requestOf(ctx.data) };
+  const { data } = ctx;
+  return { ...responseContext(requestOf(data), data, { background: data.background !== undefined, store: data.store === true }), model: target.alias };
 }
 
 function chatRequest(ctx: ResponsesRun, target: ProviderTarget, timeoutMs: number) {
@@ -36,7 +33,7 @@ async function runResponse(ctx: ResponsesRun): Promise<FinalEvent> {
     },
     () => true,
   );
-  return { type: 'result', payload: JSON.stringify(response) };
+  return { type: 'result', payload: JSON.stringify(response), answer: response as unknown as Record<string, unknown> };
 }
 
 /**
@@ -45,6 +42,7 @@ async function runResponse(ctx: ResponsesRun): Promise<FinalEvent> {
  * error's status; once they reached the client it is never retried.
  */
 async function runStream(ctx: ResponsesRun): Promise<FinalEvent> {
+  let answer: Record<string, unknown> | undefined;
   await ctx.attempt(
     async (target, timeoutMs) => {
       const translator = new ResponseStreamTranslator(contextOf(ctx, target));
@@ -61,12 +59,24 @@ async function runStream(ctx: ResponsesRun): Promise<FinalEvent> {
         for (const choice of chunk.choices) ctx.trace.text += producedText(choice.delta);
         emit(() => translator.push(chunk));
       }
-      emit(() => translator.finish(ctx.usage().usage));
+      emit(() => {
+        const events = translator.finish(ctx.usage().usage);
+        answer = finalResponse(events);
+        return events;
+      });
     },
     () => ctx.trace.firstChunkAt === null,
   );
   const { usage, source } = ctx.usage();
-  return { type: 'done', payload: JSON.stringify({ usage, usage_source: source }) };
+  const done: FinalEvent = { type: 'done', payload: JSON.stringify({ usage, usage_source: source }) };
+  if (answer) done.answer = answer;
+  return done;
+}
+
+/** The Response object of a stream's last event (response.completed or .incomplete). */
+function finalResponse(events: readonly object[]): Record<string, unknown> | undefined {
+  const last = events.at(-1) as { response?: Record<string, unknown> } | undefined;
+  return last?.response;
 }
 
 /** The text of a delta event, and the model of response.created. */
@@ -81,4 +91,5 @@ export const responsesRunner: OperationRunner<ResponsesJob> = {
   run: (ctx) => renamingParams(() => (ctx.data.stream ? runStream(ctx) : runResponse(ctx)), RESPONSES_PARAMS),
   countPrompt: (data) => countPromptTokens(responsesToChat(requestOf(data)).chat.messages),
   readChunk: (payload) => readEvent(JSON.parse(payload) as Parameters<typeof readEvent>[0]),
+  keep: keepResponse,
 };

@@ -19,11 +19,12 @@ import { InvalidValueError, MissingRequiredFieldError, UnsupportedParameterError
 import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ThinkingBlock } from '../../wire/openai-chat.ts';
 import { callWithSignature, splitCallId } from '../signed-call-ids.ts';
 import { carriedThinking } from './carried-thinking.ts';
+import { carriedSummary, FOREIGN_COMPACTION, SUMMARY_PREFIX } from './compaction-summary.ts';
 import { chatToolName } from './namespaced-names.ts';
 import { chatToolsOf } from './tools.ts';
 import type { InputContentPart, InputItem, RequestTextFormat, ResponsesRequest } from '../../wire/openai-responses.ts';
 
-const STATELESS = "This gateway stores no responses or conversations: send the whole conversation in 'input', with 'store': false";
+const STATELESS = "This gateway keeps no conversations: continue one with 'previous_response_id', or send the whole of it in 'input'";
 
 /** Translates a validated request; throws a GatewayError for what cannot be served. */
 export function responsesToChat(request: ResponsesRequest): { model: string; stream: boolean; chat: ChatRequest } {
@@ -38,13 +39,7 @@ export function responsesToChat(request: ResponsesRequest): { model: string; str
 }
 
 function refuseUnserved(request: ResponsesRequest): void {
-  if (request.previous_response_id != null) throw new InvalidValueError('previous_response_id', `${STATELESS} instead of 'previous_response_id'.`);
   if (request.conversation != null) throw new InvalidValueError('conversation', `${STATELESS} instead of 'conversation'.`);
-  if (request.background === true)
-    throw new InvalidValueError(
-      'background',
-      "Background responses are not available: this gateway stores no responses to poll. Send the request without 'background' (with 'stream': true for a long answer).",
-    );
   if (request.prompt != null)
     throw new InvalidValueError(
       'prompt',
@@ -118,15 +113,30 @@ function appendItem(state: InputState, item: InputItem, i: number): void {
     }
     case 'reasoning':
       return appendReasoning(state, item);
+    case 'compaction':
+      return appendOther(state, { role: 'user', content: SUMMARY_PREFIX + compactionSummaryOf(item, param) });
     case 'item_reference':
-      throw new InvalidValueError(param, "Item references cannot be resolved: this gateway stores no items. Send the item itself in 'input'.");
+      // The web tier replaces every reference with the stored item before the request is translated.
+      throw new InvalidValueError(param, "The referenced item was not resolved: send the item itself in 'input'.");
     default:
       throw new UnsupportedParameterError(
         param,
         state.model,
-        `items of type '${type}'; this gateway serves message, function_call, function_call_output and reasoning items`,
+        `items of type '${type}'; this gateway serves message, function_call, function_call_output, reasoning and compaction items`,
       );
   }
+}
+
+/**
+ * A compaction item (POST /v1/responses/compact) stands for the conversation it summarized: its
+ * summary goes on as a user message, which every provider reads in place (a system message would be
+ * lifted to the top by Anthropic and Gemini). Only this gateway's own can be read.
+ */
+function compactionSummaryOf(item: InputItem, param: string): string {
+  const content = required(item.encrypted_content, `${param}.encrypted_content`);
+  const summary = carriedSummary(content);
+  if (summary === null) throw new InvalidValueError(`${param}.encrypted_content`, FOREIGN_COMPACTION);
+  return summary;
 }
 
 function appendOther(state: InputState, message: ChatMessage): void {

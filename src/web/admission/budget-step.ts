@@ -23,10 +23,10 @@ function money(micros: number): string {
 /** The reservation of one request: the policies that apply (the tenant's, and its feature's), credit, the queue cap. */
 export function reservationOf(
   settings: TenantSettings,
-  request: { tenantId: string; requestId: string; feature: string | null; estimateMicros: number; maxQueued: number },
+  request: { tenantId: string; requestId: string; feature: string | null; estimateMicros: number; maxQueued: number; ttlMs?: number | undefined },
 ): ReserveRequest {
   const policies = settings.policies.filter((policy) => policy.feature === null || policy.feature === request.feature);
-  return {
+  const reservation: ReserveRequest = {
     tenantId: request.tenantId,
     requestId: request.requestId,
     estimateMicros: request.estimateMicros,
@@ -34,6 +34,8 @@ export function reservationOf(
     credit: settings.creditEnforced,
     maxQueued: request.maxQueued,
   };
+  if (request.ttlMs !== undefined) reservation.ttlMs = request.ttlMs;
+  return reservation;
 }
 
 /**

@@ -42,6 +42,7 @@ export function buildJob(
     budgetKeys: context.budgetKeys,
   };
   if (plan.promptTokens !== undefined) job.promptTokens = plan.promptTokens;
+  if (plan.responseId !== undefined) job.responseId = plan.responseId;
   if (context.traceContext) job.traceContext = context.traceContext;
   return job;
 }

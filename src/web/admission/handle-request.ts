@@ -12,11 +12,15 @@ import { admitRequest } from './admission-step.ts';
 import { buildJob, type UnaddressedJob } from './build-job.ts';
 import { relayJson } from '../relay/relay-json.ts';
 import { relaySse, type SseOptions } from '../relay/relay-sse.ts';
-import type { DispatchOptions } from '../../infra/queue/dispatcher.ts';
+import type { DetachedOptions, DispatchOptions } from '../../infra/queue/dispatcher.ts';
+import type { DetachedRequest } from '../../operations/web-operation.ts';
+import type { KeptAnswer } from '../../infra/responses/kept-answer.ts';
+import type { KeptResponse } from '../../infra/responses/kept-responses.ts';
+import type { Taken } from '../../domain/admission/admission.ts';
 import type { Dispatch } from '../../infra/events/event-queue.ts';
 import { applyPiiPolicy, auditPii } from './pii-step.ts';
 import type { AuditSink } from '../../domain/audit/audit-event.ts';
-import { PiiDetectedError } from '../../errors/gateway-error.ts';
+import { InternalError, PiiDetectedError } from '../../errors/gateway-error.ts';
 import { carrierOf } from '../../infra/tracing/trace-carrier.ts';
 import {
   ATTR_GATEWAY_ADMISSION,
@@ -38,18 +42,35 @@ export type DispatchJob = (job: UnaddressedJob, options: DispatchOptions) => Pro
 /** Relays the events of an earlier request after `afterSeq` (an idempotent replay); `finished`: it had ended when the key was claimed. */
 export type FollowRequest = (tenantId: string, requestId: string, afterSeq: number, finished: boolean) => Dispatch;
 
+/** What the web tier does with a background request: it records it, queues it, and answers at once. */
+export interface BackgroundPorts {
+  /** How long its job may wait for a worker. */
+  deadlineMs: number;
+  /** Records the accepted request (Redis, then the store) before its job is queued. */
+  accept(tenantId: string, requestId: string, kept: KeptAnswer): Promise<void>;
+  /** Queues its job; nothing waits for its events. */
+  detach(job: UnaddressedJob, options: DetachedOptions): Promise<void>;
+  /** A kept response, for an idempotent retry of an accepted one. */
+  find(tenantId: string, id: string): Promise<KeptResponse | null>;
+  /** Removes an accepted response whose job could not be queued. */
+  discard(tenantId: string, id: string): Promise<void>;
+}
+
 /** The configured defaults a request falls back on where its tenant's plan sets none. */
 export interface AdmissionDefaults {
   /** 0: no limit. */
   rateLimits: TenantLimits;
   /** Requests of one tenant queued or running at once. */
   maxQueued: number;
+  /** Longest a request may take once a worker runs it. */
+  requestTimeoutMs: number;
 }
 
 /** The ports a request passes through on the web tier, built once by the composition root. */
 export interface RequestPorts {
   /** What an operation's plan reads besides the request. */
-  plan: Pick<PlanContext, 'catalog' | 'prompts'>;
+  plan: Pick<PlanContext, 'catalog' | 'prompts' | 'responses'>;
+  background: BackgroundPorts;
   settings: TenantSettingsCache;
   admission: Pick<Admission, 'admit' | 'giveBack'>;
   dispatch: DispatchJob;
@@ -61,12 +82,56 @@ export interface RequestPorts {
   defaults: AdmissionDefaults;
 }
 
-function relay(request: FastifyRequest, reply: FastifyReply, dispatch: Dispatch, stream: boolean, framing: SseFraming, ports: RequestPorts) {
+function relay(request: FastifyRequest, reply: FastifyReply, dispatch: Dispatch, stream: boolean, framing: SseFraming, ports: RequestPorts, opening?: string) {
   ports.metrics?.admitted(request, reply, dispatch.events);
   reply.raw.once('close', () => {
     if (!reply.raw.writableFinished) dispatch.cancel();
   });
-  return stream ? relaySse(request, reply, dispatch, framing, ports.sse) : relayJson(reply, dispatch);
+  return stream ? relaySse(request, reply, dispatch, framing, ports.sse, opening) : relayJson(reply, dispatch);
+}
+
+/**
+ * A background request, admitted: recorded (so that it can be polled, and so that the reaper
+ * finds it should Redis lose its job), queued, and answered at once with its queued Response;
+ * a stream follows its events from there, and leaving it does not stop the job.
+ */
+async function accept(
+  ports: RequestPorts,
+  operation: Operation,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  job: UnaddressedJob,
+  detached: DetachedRequest,
+  admitted: { queued: number; taken: Taken },
+) {
+  const abandon = () => void ports.admission.giveBack(admitted.taken);
+  const { kept } = detached;
+  job.enqueuedAt = kept.createdAt;
+  job.background = { deadlineAt: kept.createdAt + ports.background.deadlineMs };
+  await ports.background.accept(job.tenantId, job.requestId, kept).catch((error: unknown) => {
+    abandon();
+    throw error;
+  });
+  let dispatch: Dispatch | null = null;
+  try {
+    if (kept.stream) dispatch = await ports.dispatch(job, { queued: admitted.queued, resumable: true, onAbandoned: abandon });
+    else await ports.background.detach(job, { queued: admitted.queued, onAbandoned: abandon });
+  } catch (error) {
+    // The client is told it failed: the response it was never given must not be found queued.
+    abandon();
+    await ports.background.discard(job.tenantId, kept.id).catch(() => undefined);
+    throw error;
+  }
+  request.span?.addEvent(EVENT_ENQUEUED);
+  if (dispatch) return relay(request, reply, dispatch, true, operation.web.framing, ports, detached.opening);
+  return reply.type('application/json; charset=utf-8').send(JSON.stringify(kept.body));
+}
+
+/** An idempotent retry of a background request answers the response as it stands. */
+async function acceptedAgain(ports: RequestPorts, reply: FastifyReply, tenantId: string, requestId: string) {
+  const kept = await ports.background.find(tenantId, `resp_${requestId}`);
+  if (!kept) throw new InternalError('The response this Idempotency-Key was first used for is no longer available.');
+  return reply.type('application/json; charset=utf-8').send(JSON.stringify(kept.body));
 }
 
 /**
@@ -93,14 +158,15 @@ export async function handleRequest(ports: RequestPorts, operation: Operation, r
   const feature = readFeature(headers['x-feature']);
   const idempotencyKey = readIdempotencyKey(headers['idempotency-key']);
   const lastEventId = readLastEventId(headers['last-event-id']);
-  const plan = await operation.web.plan(body, { catalog: ports.plan.catalog, prompts: ports.plan.prompts, tenantId: principal.tenantId, headers });
   const settings = await ports.settings.get(principal.tenantId);
+  const plan = await operation.web.plan(body, { ...ports.plan, tenantId: principal.tenantId, requestId: request.id, settings, headers });
   const { span } = request;
   span?.addEvent(EVENT_RESOLVED, { [ATTR_GATEWAY_REQUESTED_MODEL]: plan.requestedModel, [ATTR_GATEWAY_STREAM]: plan.stream });
   const promptTokens = plan.promptTokens ?? plan.promptEstimate;
   const pii = screenPii(ports, request, settings.pii, operation, plan.body);
   span?.addEvent(EVENT_PII_SCREENED, { [ATTR_GATEWAY_PII_MODE]: settings.pii.mode, [ATTR_GATEWAY_PII_CATEGORIES]: pii.categories });
   const estimateMicros = estimateCostMicros(plan.candidates, promptTokens, plan.maxOutputTokens);
+  const detached = operation.web.detach?.(pii.body, { requestId: request.id, enqueuedAt: Date.now() }) ?? null;
   const admission = await admitRequest(
     ports.admission,
     {
@@ -115,6 +181,8 @@ export async function handleRequest(ports: RequestPorts, operation: Operation, r
         feature,
         estimateMicros,
         maxQueued: settings.plan?.maxQueued ?? ports.defaults.maxQueued,
+        // A background request's reservation holds while it may wait, and then run.
+        ttlMs: detached ? ports.background.deadlineMs + ports.defaults.requestTimeoutMs : undefined,
       }),
     },
     reply,
@@ -126,6 +194,7 @@ export async function handleRequest(ports: RequestPorts, operation: Operation, r
   auditPii(ports.audit, request, settings.pii.mode, pii.categories);
   if (admission.action === 'relay') {
     reply.header('idempotent-replayed', 'true');
+    if (detached && !detached.kept.stream) return acceptedAgain(ports, reply, principal.tenantId, admission.requestId);
     return relay(
       request,
       reply,
@@ -143,6 +212,7 @@ export async function handleRequest(ports: RequestPorts, operation: Operation, r
     budgetKeys: taken.budgetKeys,
     traceContext: span ? carrierOf(span) : undefined,
   });
+  if (detached) return accept(ports, operation, request, reply, job, detached, { queued: admission.queued, taken });
   const abandon = () => void ports.admission.giveBack(taken);
   let dispatch: Dispatch;
   try {

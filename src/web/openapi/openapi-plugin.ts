@@ -10,6 +10,7 @@ import { healthDocs } from '../routes/health.ts';
 import { modelDocs } from '../routes/v1/models.ts';
 import { promptDocs } from '../routes/v1/prompts.ts';
 import { usageDocs } from '../routes/v1/usage.ts';
+import { responseDocs } from '../routes/v1/responses.ts';
 import { budgetDocs } from '../routes/v1/budgets.ts';
 import { auditDocs } from '../routes/v1/audit.ts';
 
@@ -24,7 +25,7 @@ function operationDocs(operations: Operations): RouteDocs {
  * answers, this plugin's own pages) is left out of the document.
  */
 function publicRoutes(operations: Operations): RouteDocs {
-  return { ...healthDocs, ...operationDocs(operations), ...modelDocs, ...promptDocs, ...usageDocs, ...budgetDocs, ...auditDocs };
+  return { ...healthDocs, ...operationDocs(operations), ...responseDocs, ...modelDocs, ...promptDocs, ...usageDocs, ...budgetDocs, ...auditDocs };
 }
 
 const SECURITY: Record<Credentials, Array<Record<string, string[]>>> = {

@@ -71,9 +71,18 @@ function sseText(request: FastifyRequest, reply: FastifyReply, framing: SseFrami
  * Relays a streamed request as SSE, framed as its operation says. The headers wait for the first
  * event, so a request that fails before its first token still gets its real status and error body;
  * after that, a failure is one error event (`data: {"error":…}` for chat) and the end of the stream.
+ * `opening`, when given, is the first event.
  */
-export async function relaySse(request: FastifyRequest, reply: FastifyReply, dispatch: Dispatch, framing: SseFraming, options: SseOptions): Promise<void> {
-  const first = await dispatch.events.next();
+export async function relaySse(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  dispatch: Dispatch,
+  framing: SseFraming,
+  options: SseOptions,
+  opening?: string,
+): Promise<void> {
+  // A stream that opens with an event of the web tier's own (a background response's response.queued) opens at once.
+  const first = opening === undefined ? await dispatch.events.next() : { seq: 0, type: 'chunk' as const, payload: opening };
   if (!first && reply.raw.destroyed) throw new ClientClosedRequestError();
   if (!first) throw new InternalError('The request ended without an answer.');
   if (first.type === 'error') throw payloadToError(first.payload);

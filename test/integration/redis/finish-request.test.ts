@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { BudgetLedger } from '../../../src/domain/budget/budget-ledger.ts';
 import { createRedisKeys } from '../../../src/infra/redis/keys.ts';
-import { defineScripts, finishRequest, type EventLine, type InlineEnding } from '../../../src/infra/redis/scripts.ts';
+import { defineScripts, finishRequest, type EventLine, type InlineEnding, type StateEnding } from '../../../src/infra/redis/scripts.ts';
 import { once } from 'node:events';
 import type { BudgetPolicy } from '../../../src/infra/store/repository.ts';
 import { deletePrefix, TEST_REDIS_URL } from '../../helpers/gateway-processes.ts';
@@ -20,7 +20,7 @@ let requests = 0;
 
 const events = (...seqs: number[]): EventLine[] => seqs.map((seq) => ({ seq, line: `chunk {"n":${seq}}` }));
 
-async function finish(budgetKeys: string[], lines: EventLine[], inline: InlineEnding | null = null): Promise<boolean> {
+async function finish(budgetKeys: string[], lines: EventLine[], inline: InlineEnding | null = null, state: StateEnding | null = null): Promise<boolean> {
   return finishRequest(redis, {
     streamKey: keys.events(tenant, requestId),
     ttlMs: 60_000,
@@ -28,6 +28,7 @@ async function finish(budgetKeys: string[], lines: EventLine[], inline: InlineEn
     settlement: ledger.settlement(tenant, requestId, budgetKeys, 300),
     claim: null,
     inline,
+    state,
   });
 }
 
@@ -83,15 +84,39 @@ describe('finishRequest', () => {
     const channel = `${prefix}:reply:test`;
     await subscriber.ssubscribe(channel);
     const heard = once(subscriber, 'smessage');
-    const outbox = { key: keys.outboxItems(0), record: `{"kind":"usage","requestId":"${requestId}"}` };
+    const record = `{"kind":"usage","requestId":"${requestId}"}`;
+    const outbox = { key: keys.outboxItems(0), records: [record] };
     expect(await finish(budgetKeys, events(1), { outbox, reply: { channel, message: `${requestId}\n1 result {}` } })).toBe(true);
     const [, message] = (await heard) as [string, string];
     expect(message).toBe(`${requestId}\n1 result {}`);
-    expect(await redis.lrange(outbox.key, 0, -1)).toEqual([outbox.record]);
+    expect(await redis.lrange(outbox.key, 0, -1)).toEqual([record]);
     expect((await ledger.snapshot(tenant, [day], false)).budgets[0]).toMatchObject({ spentMicros: 300 });
     // A repeat after a lost reply queues the record again (the store keeps one per request id) and charges nothing.
     expect(await finish(budgetKeys, events(1), { outbox, reply: { channel, message: `${requestId}\n1 result {}` } })).toBe(false);
     expect((await ledger.snapshot(tenant, [day], false)).budgets[0]).toMatchObject({ spentMicros: 300 });
     subscriber.disconnect();
+  });
+
+  it("writes a kept response's state with its records, but never over a final one", async () => {
+    const budgetKeys = await reservedKeys();
+    const stateKey = keys.response(tenant, `resp_${requestId}`);
+    const ending = (status: string): StateEnding => ({
+      key: stateKey,
+      ttlMs: 5_000,
+      fields: [
+        ['status', status],
+        ['body', `{"status":"${status}"}`],
+      ],
+    });
+    const outbox = { key: keys.outboxItems(0), records: ['first', 'second'] };
+    await redis.hset(stateKey, 'status', 'in_progress', 'stream', '1');
+    expect(await finish(budgetKeys, events(1), { outbox, reply: { channel: `${prefix}:reply:none`, message: '' } }, ending('completed'))).toBe(true);
+    expect(await redis.hgetall(stateKey)).toEqual({ status: 'completed', body: '{"status":"completed"}', stream: '1' });
+    expect(await redis.pttl(stateKey)).toBeGreaterThan(4_000);
+    // Both records, the first to be taken (from the right) first.
+    expect(await redis.lrange(outbox.key, 0, -1)).toEqual(['second', 'first']);
+    await redis.hset(stateKey, 'status', 'cancelled');
+    await finish(budgetKeys, events(1), null, ending('failed'));
+    expect(await redis.hget(stateKey, 'status')).toBe('cancelled');
   });
 });

@@ -13,17 +13,24 @@
   KEYS[3]     the tenant's outstanding reservations (sorted set)
   KEYS[4…]    pairs: counter hash, its expiry set (windows, then the credit account when ARGV[5] is 1);
               then the idempotency claim when ARGV[6] is not 'none';
-              then the outbox list when ARGV[7] is not empty
+              then the outbox list when ARGV[7] is not 0;
+              then the response's state (a hash) when ARGV[10] is not 0
   ARGV[1]     the stream's lifetime from now, ms
   ARGV[2]     request id
   ARGV[3]     actual cost, integer micro-units (0: release only)
   ARGV[4]     lifetime of the settled marker, ms
   ARGV[5]     1 when the last counter pair is the credit account, else 0
   ARGV[6]     the claim: 'complete', 'release' or 'none'
-  ARGV[7]     the usage record to push to the outbox first, or ''
+  ARGV[7]     R: how many outbox records follow ARGV[11] (the usage record and what goes with it)
   ARGV[8]     the reply channel to publish ARGV[9] on last, or ''
   ARGV[9]     the reply message (the events below, as the web process reads them)
-  ARGV[10…]   pairs: sequence number (integer ≥ 1), event line ("<type> <payload>")
+  ARGV[10]    F: how many field/value pairs of the response's state follow the records (0: none kept)
+  ARGV[11]    the state's lifetime from now, ms
+  ARGV[12…]   R outbox records, then F pairs of state fields (`status` first), then
+              pairs: sequence number (integer ≥ 1), event line ("<type> <payload>")
+
+  A kept response's state is written unless it is final already (a response cancelled or
+  deleted meanwhile stays so: its usage is still recorded and charged above).
 
   Entries get the id 0-<seq>, so a reader resumes after any sequence number with XRANGE.
   An event whose sequence number is not above the stream's last one is already there and
@@ -35,13 +42,24 @@
 -- #include settle
 -- #include claim
 
+local FINAL = { completed = true, failed = true, cancelled = true, incomplete = true, deleted = true }
+
 local id = ARGV[2]
 local last = #KEYS
-if ARGV[7] ~= '' then
-  redis.call('LPUSH', KEYS[last], ARGV[7])
+local records = tonumber(ARGV[7])
+local fields = tonumber(ARGV[10])
+local state = nil
+if fields > 0 then
+  state = KEYS[last]
   last = last - 1
 end
-for i = 10, #ARGV, 2 do
+if records > 0 then
+  redis.call('LPUSH', KEYS[last], unpack(ARGV, 12, 11 + records))
+  last = last - 1
+end
+local firstField = 12 + records
+local firstEvent = firstField + 2 * fields
+for i = firstEvent, #ARGV, 2 do
   -- pcall and this one refusal rather than reading the last id first: the usual call then
   -- costs no extra command, and every other error still ends the script.
   local added = redis.pcall('XADD', KEYS[1], '0-' .. ARGV[i], 'e', ARGV[i + 1])
@@ -58,5 +76,11 @@ elseif ARGV[6] == 'release' then
 end
 if ARGV[6] ~= 'none' then last = last - 1 end
 local settled = settle(KEYS[2], KEYS[3], { unpack(KEYS, 4, last) }, id, tonumber(ARGV[3]), ARGV[4], ARGV[5] == '1')
+if state then
+  if not FINAL[redis.call('HGET', state, 'status') or ''] then
+    redis.call('HSET', state, unpack(ARGV, firstField, firstEvent - 1))
+  end
+  redis.call('PEXPIRE', state, ARGV[11])
+end
 if ARGV[8] ~= '' then redis.call('SPUBLISH', ARGV[8], ARGV[9]) end
 return settled

@@ -16,7 +16,8 @@ const catalog: CatalogFile = {
   },
   tiers: { 'svc-standard': ['gpt', 'claude'], 'svc-pro': ['claude'], 'svc-flash': ['tiny'] },
 };
-const context: PlanContext = { catalog, prompts: {} as PromptCache, tenantId: 'acme', headers: {} };
+// The Messages plan reads no kept responses and no tenant settings.
+const context = { catalog, prompts: {} as PromptCache, tenantId: 'acme', requestId: 'req_1', headers: {} } as unknown as PlanContext;
 
 const request = {
   model: 'gpt',

@@ -103,12 +103,10 @@ describe('responsesToChat: the frame', () => {
   });
 });
 
-describe('responsesToChat: stateless', () => {
+describe('responsesToChat: what it cannot serve', () => {
   it.each([
-    ['previous_response_id', { previous_response_id: 'resp_123' }, /stores no responses.*whole conversation in 'input'.*'store': false/],
-    ['conversation', { conversation: 'conv_1' }, /stores no responses or conversations.*'conversation'/],
+    ['conversation', { conversation: 'conv_1' }, /keeps no conversations: continue one with 'previous_response_id'.*'conversation'/],
     ['conversation', { conversation: { id: 'conv_1' } }, /'conversation'/],
-    ['background', { background: true }, /Background responses are not available/],
     ['prompt', { prompt: { id: 'pmpt_1', version: '2' } }, /Prompt templates stored at OpenAI \('prompt'\)/],
   ])('refuses %s with a 400 invalid_value that says what to do', (param, fields, message) => {
     const error = refusal({ input: 'Hi', ...fields });
@@ -120,7 +118,8 @@ describe('responsesToChat: stateless', () => {
     expect(translate({ input: 'Hi', previous_response_id: null, conversation: null, background: false, store: true }).chat.messages).toHaveLength(1);
   });
 
-  it('refuses an item reference, with or without its type', () => {
+  // The web tier resolves references and earlier turns (conversation.ts) before translating.
+  it('refuses an item reference left unresolved, with or without its type', () => {
     for (const item of [{ type: 'item_reference', id: 'msg_1' }, { id: 'msg_1' }]) {
       expect(refusal({ input: [{ role: 'user', content: 'Hi' }, item] })).toMatchObject({ status: 400, code: 'invalid_value', param: 'input[1]' });
     }

@@ -1,0 +1,121 @@
+/**
+ * The live state of a kept response in Redis (a background one from its acceptance, a stored one
+ * from its end): what a poll, a cancellation and the next turn of a conversation read before the
+ * outbox has carried the response to the store, and after, for a response kept only for polling.
+ */
+import type { RedisKeys } from '../redis/keys.ts';
+import type { ScriptedRedis, StateEnding } from '../redis/scripts.ts';
+import type { ResponseStatus, StoredItem } from '../store/repository.ts';
+
+/** A response's status in Redis: the API's, or `deleted` for one deleted while its request ran (so that its end does not bring it back). */
+export type LiveStatus = ResponseStatus | 'deleted';
+
+/** What Redis holds of a kept response. */
+export interface LiveResponse {
+  status: LiveStatus;
+  /** The Response object as JSON text; while not final, its own `status` lags behind `status`. */
+  body: string;
+  /** The request's own input items, kept when the response is stored; null otherwise. */
+  input: StoredItem[] | null;
+  previousResponseId: string | null;
+  background: boolean;
+  stream: boolean;
+  store: boolean;
+  /** The request whose job makes it (its event stream, its cancellation). */
+  requestId: string;
+  /** Its queue shard, for a cancellation. */
+  shard: number;
+}
+
+const FINAL: ReadonlySet<LiveStatus> = new Set<LiveStatus>(['completed', 'failed', 'cancelled', 'incomplete', 'deleted']);
+
+/** Whether a status is an end: nothing changes it but a deletion. */
+export function isFinal(status: LiveStatus): boolean {
+  return FINAL.has(status);
+}
+
+/** The state's fields, `status` first (the request's last call writes them in this order). */
+export function liveFields(live: LiveResponse): Array<readonly [string, string]> {
+  const fields: Array<readonly [string, string]> = [
+    ['status', live.status],
+    ['body', live.body],
+    ['previous', live.previousResponseId ?? ''],
+    ['background', live.background ? '1' : '0'],
+    ['stream', live.stream ? '1' : '0'],
+    ['store', live.store ? '1' : '0'],
+    ['request', live.requestId],
+    ['shard', String(live.shard)],
+  ];
+  if (live.input) fields.push(['input', JSON.stringify(live.input)]);
+  return fields;
+}
+
+/** The state to write as a request ends. */
+export function stateEnding(keys: RedisKeys, tenantId: string, id: string, live: LiveResponse, ttlMs: number): StateEnding {
+  return { key: keys.response(tenantId, id), ttlMs, fields: liveFields(live) };
+}
+
+function parseLive(fields: Record<string, string>): LiveResponse | null {
+  if (fields.status === undefined || fields.body === undefined) {
+    // A response deleted before its state was written is a bare tombstone.
+    return fields.status === 'deleted' ? deletedLive() : null;
+  }
+  return {
+    status: fields.status as LiveStatus,
+    body: fields.body,
+    input: fields.input === undefined ? null : (JSON.parse(fields.input) as StoredItem[]),
+    previousResponseId: fields.previous || null,
+    background: fields.background === '1',
+    stream: fields.stream === '1',
+    store: fields.store === '1',
+    requestId: fields.request ?? '',
+    shard: Number(fields.shard ?? 0),
+  };
+}
+
+function deletedLive(): LiveResponse {
+  return { status: 'deleted', body: '{}', input: null, previousResponseId: null, background: false, stream: false, store: false, requestId: '', shard: 0 };
+}
+
+/** Reads and writes the live state of kept responses. */
+export class ResponseStates {
+  readonly #redis: ScriptedRedis;
+  readonly #keys: RedisKeys;
+
+  constructor(redis: ScriptedRedis, keys: RedisKeys) {
+    this.#redis = redis;
+    this.#keys = keys;
+  }
+
+  /** The response's live state; null when Redis holds none (never kept there, expired, or lost). */
+  async read(tenantId: string, id: string): Promise<LiveResponse | null> {
+    const fields = await this.#redis.hgetall(this.#keys.response(tenantId, id));
+    return parseLive(fields);
+  }
+
+  /** Records an accepted background response, queued. */
+  async accept(tenantId: string, id: string, live: LiveResponse, ttlMs: number): Promise<void> {
+    const key = this.#keys.response(tenantId, id);
+    await this.#redis
+      .multi()
+      .hset(key, ...liveFields(live).flat())
+      .pexpire(key, ttlMs)
+      .exec();
+  }
+
+  /** A worker starts the response; returns the status found (null: none, lost with Redis). */
+  async start(tenantId: string, id: string): Promise<LiveStatus | null> {
+    return ((await this.#redis.responseStart(this.#keys.response(tenantId, id))) as LiveStatus | null) ?? null;
+  }
+
+  /** Cancels a queued or running response with `cancelledBody`; returns the status found (null: none). */
+  async cancel(tenantId: string, id: string, cancelledBody: string): Promise<LiveStatus | null> {
+    return ((await this.#redis.responseCancel(this.#keys.response(tenantId, id), cancelledBody)) as LiveStatus | null) ?? null;
+  }
+
+  /** Leaves only a tombstone, for `ttlMs`: a request still running cannot bring the response back. */
+  async markDeleted(tenantId: string, id: string, ttlMs: number): Promise<void> {
+    const key = this.#keys.response(tenantId, id);
+    await this.#redis.multi().del(key).hset(key, 'status', 'deleted').pexpire(key, ttlMs).exec();
+  }
+}
