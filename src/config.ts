@@ -104,10 +104,16 @@ export const EnvSchema = Type.Object({
       'Delays (ms, comma-separated) between the attempts of a webhook delivery that failed; the default retries for about 3 days (5 s, 5 min, 30 min, 2 h, 5 h, then every 10 h).',
   }),
   WEBHOOK_TIMEOUT_MS: Millis(15_000, 'A webhook endpoint that has not answered within this is retried.'),
-  WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1_000, default: 16, description: 'Webhook deliveries one worker process makes at once, apart from model work.' }),
+  WEBHOOK_CONCURRENCY: Type.Integer({
+    minimum: 1,
+    maximum: 1_000,
+    default: 16,
+    description: 'Webhook deliveries one worker process makes at once, apart from model work.',
+  }),
   WEBHOOK_ALLOW_PRIVATE_URLS: Type.Boolean({
     default: false,
-    description: 'true: webhook URLs may be http and resolve to private or loopback addresses (tests, private networks); otherwise only https to public addresses.',
+    description:
+      'true: webhook URLs may be http and resolve to private or loopback addresses (tests, private networks); otherwise only https to public addresses.',
   }),
   UPSTREAM_CONNECT_TIMEOUT_MS: Millis(5_000, 'Connect timeout to a provider.'),
   UPSTREAM_HEADERS_TIMEOUT_MS: Millis(120_000, "Time to the provider's response headers, per attempt (shortened to what is left of RETRY_BUDGET_MS)."),

@@ -108,6 +108,10 @@ async function accessAdminServices(c: Connections, authenticator: Authenticator,
   return { tenantAdmin, keyAdmin };
 }
 
+// How long an accepted background response's state lives until its job is queued (a round trip,
+// normally): past it, the response of a web process that died in between is the reaper's.
+const ACCEPT_WINDOW_MS = 60_000;
+
 /** The admission port: what it could not give back is logged against the request. */
 function admissionOf(commands: ScriptedRedis, keys: RedisKeys, ledger: BudgetLedger, log: Logger): Admission {
   const onGiveBackFailed: GiveBackFailure = (error, part, taken) =>
@@ -186,8 +190,9 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
         kept.accept(
           storedRecordOf(tenantId, answer, new Date(answer.createdAt + backgroundTtlMs)),
           liveOf(answer, requestId, keys.shardOf(tenantId)),
-          backgroundTtlMs,
+          ACCEPT_WINDOW_MS,
         ),
+      queued: (tenantId, id) => kept.queued(tenantId, id, backgroundTtlMs),
       detach: (job, options) => dispatcher.detach(Object.assign(job, { replyChannel: replies.channel }), options),
       find: (tenantId, id) => kept.find(tenantId, id),
       discard: async (tenantId, id) => {

@@ -19,6 +19,7 @@ import { groupPayloads } from '../infra/events/reply-events.ts';
 import { toClientError } from './upstream-failure.ts';
 import type { FinalEvent, RunContext, RunTrace } from '../operations/runner.ts';
 import { stateEnding, type ResponseStates } from '../infra/responses/response-state.ts';
+import type { StateEnding } from '../infra/redis/scripts.ts';
 import { liveOf, storedRecordOf, type KeptAnswer } from '../infra/responses/kept-answer.ts';
 import { resolveUsage, type ResolvedUsage } from '../operations/usage.ts';
 import { callWithRetries } from './call-upstream.ts';
@@ -80,7 +81,7 @@ async function finish(deps: ProcessorDeps, ctx: RequestRun, ending: Ending): Pro
   const usageEntry = deps.outbox.entry(record.tenantId, { kind: 'usage', record });
   const kept = ctx.runner.keep?.(ctx.data, { status: ending.status, final: ending.final, error: ending.error, usage }) ?? null;
   const requestEnding: RequestEnding = {
-    outbox: { key: usageEntry.key, records: [usageEntry.record, ...(kept ? keptRecords(deps, ctx.data, kept) : [])] },
+    outbox: { key: usageEntry.key, records: [usageEntry.record] },
     settlement: deps.ledger.settlement(record.tenantId, record.requestId, ctx.data.budgetKeys, record.costMicros),
     // A charged or successful request keeps its key (retries replay it); an uncharged failure frees it for a retry.
     claim: claim ? { key: claim, action: record.status === 'succeeded' || record.costMicros > 0 ? 'complete' : 'release' } : null,
@@ -116,9 +117,11 @@ function keptRecords(deps: ProcessorDeps, data: RequestJob, kept: KeptAnswer): s
   return records;
 }
 
-function keptState(deps: ProcessorDeps, data: RequestJob, kept: KeptAnswer) {
+/** The kept response's state, and the records written only with it (a response already final, or lost with Redis, gets neither). */
+function keptState(deps: ProcessorDeps, data: RequestJob, kept: KeptAnswer): StateEnding {
   const live = liveOf(kept, data.requestId, deps.keys.shardOf(data.tenantId));
-  return stateEnding(deps.keys, data.tenantId, kept.id, live, kept.background ? deps.keptTtlMs.background : deps.keptTtlMs.stored);
+  const ttlMs = kept.background ? deps.keptTtlMs.background : deps.keptTtlMs.stored;
+  return { ...stateEnding(deps.keys, data.tenantId, kept.id, live, ttlMs), mustExist: kept.background, records: keptRecords(deps, data, kept) };
 }
 
 /** The client's error for a failed run, logged; a provider refusing our key is logged as the operator's problem it is. */

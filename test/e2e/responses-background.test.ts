@@ -116,6 +116,8 @@ describe('background responses', () => {
     expect((await settled(running.id)).status).toBe('cancelled');
     expect((await client.responses.retrieve(queued.id)).status).toBe('cancelled');
     expect(upstream.requests).toHaveLength(1);
+    // The store has the end too, once Redis lets it go.
+    for (const id of [queued.id, running.id]) expect((await gateway.repository.responses.get('acme', id))?.status).toBe('cancelled');
     const record = await usageRecordOf(gateway, adminSecret, running.id.slice('resp_'.length));
     expect(record).toMatchObject({ status: 'cancelled', response_id: running.id });
     upstream.script([{ kind: 'ok', text: 'Quick.' }]);
@@ -247,6 +249,18 @@ describe('stored responses', () => {
     expect(await client.responses.retrieve(created.id)).toMatchObject({ id: created.id, status: 'completed', output_text: created.output_text });
   });
 
+  it('stores what the PII policy masked, never the value', async () => {
+    const admin = (await gateway.issueKey('masked', 'admin')).secret;
+    expect((await call(gateway.origin, admin, 'PUT', '/internal/v1/pii-policy', { mode: 'mask' })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const masked = new OpenAI({ baseURL: gateway.baseURL, apiKey: (await gateway.issueKey('masked', 'app')).secret, maxRetries: 0 });
+    const created = await masked.responses.create({ model: 'sim', input: 'Mail ada@example.com about it.' });
+    const items = await masked.responses.inputItems.list(created.id);
+    expect(JSON.stringify(items.data)).toContain('Mail [EMAIL_1] about it.');
+    await eventually(async () => (await gateway.repository.responses.get('masked', created.id)) !== null, 5000, 'the response in the store');
+    expect(JSON.stringify(await gateway.repository.responses.get('masked', created.id))).not.toContain('ada@example.com');
+  });
+
   it('carries its response id in the usage record', async () => {
     const { data, response } = await client.responses.create({ model: 'sim', input: 'Count me' }).withResponse();
     const record = await usageRecordOf(gateway, adminSecret, response.headers.get('x-request-id') as string);
@@ -279,24 +293,32 @@ describe('a tenant whose data policy stores nothing', () => {
 
 describe('webhooks of background responses', () => {
   it('sends response.completed and response.cancelled, signed so that the SDK unwraps them; a synchronous response sends none', async () => {
-    const registered = await call(gateway.origin, adminSecret, 'POST', '/internal/v1/webhooks', {
+    const tenant = 'hooked';
+    const admin = (await gateway.issueKey(tenant, 'admin')).secret;
+    const hooked = new OpenAI({ baseURL: gateway.baseURL, apiKey: (await gateway.issueKey(tenant, 'app')).secret, maxRetries: 0 });
+    const registered = await call(gateway.origin, admin, 'POST', '/internal/v1/webhooks', {
       url: `${hook.origin}/hooks`,
       events: ['response.completed', 'response.cancelled', 'response.failed'],
     });
     expect(registered.status).toBe(201);
     const secret = registered.body.secret as string;
-    upstream.script([{ kind: 'ok', text: 'Synchronous.' }, { kind: 'ok', text: 'Background.' }]);
-    await client.responses.create({ model: 'fake-gpt', input: 'Not a background one' });
-    const done = await client.responses.create({ model: 'fake-gpt', input: 'Tell me when done', background: true });
-    await settled(done.id);
+    upstream.script([
+      { kind: 'ok', text: 'Synchronous.' },
+      { kind: 'ok', text: 'Background.' },
+    ]);
+    await hooked.responses.create({ model: 'fake-gpt', input: 'Not a background one' });
+    const done = await hooked.responses.create({ model: 'fake-gpt', input: 'Tell me when done', background: true });
+    await eventually(async () => (await hooked.responses.retrieve(done.id)).status === 'completed', 10_000, 'the response to end');
     const [completed] = await hook.waitFor(1, 10_000);
     expect(await unwrap(completed!, secret)).toMatchObject({ object: 'event', type: 'response.completed', data: { id: done.id } });
     upstream.script([{ kind: 'hang' }]);
-    const stopped = await client.responses.create({ model: 'fake-gpt', input: 'Stop me', background: true });
-    await eventually(async () => (await client.responses.retrieve(stopped.id)).status === 'in_progress', 5000, 'the response to run');
-    await client.responses.cancel(stopped.id);
+    const stopped = await hooked.responses.create({ model: 'fake-gpt', input: 'Stop me', background: true });
+    await eventually(async () => (await hooked.responses.retrieve(stopped.id)).status === 'in_progress', 5000, 'the response to run');
+    await hooked.responses.cancel(stopped.id);
     const deliveries = await hook.waitFor(2, 10_000);
     expect(await unwrap(deliveries[1]!, secret)).toMatchObject({ type: 'response.cancelled', data: { id: stopped.id } });
-    expect(deliveries.map((delivery) => (JSON.parse(delivery.body) as { data: { id: string } }).data.id)).toEqual([done.id, stopped.id]);
+    // Exactly these two: the synchronous response sent none, and the cancelled one's end no second event.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(hook.deliveries.map((delivery) => (JSON.parse(delivery.body) as { data: { id: string } }).data.id)).toEqual([done.id, stopped.id]);
   });
 });

@@ -93,7 +93,9 @@ export class EventPublisher {
       return;
     }
     await retryUnavailable(() => this.#redis.lpush(outbox.key, ...outbox.records));
-    await retryUnavailable(() => finishRequest(this.#redis, { ...end, inline: null }));
+    const { stateWritten } = await retryUnavailable(() => finishRequest(this.#redis, { ...end, inline: null }));
+    const kept = state?.records ?? [];
+    if (stateWritten && kept.length > 0) await retryUnavailable(() => this.#redis.lpush(outbox.key, ...kept));
     await retryUnavailable(() => this.#publish(events));
   }
 

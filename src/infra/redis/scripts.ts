@@ -63,11 +63,21 @@ export interface StateEnding {
   ttlMs: number;
   /** Field/value pairs, `status` first. */
   fields: ReadonlyArray<readonly [string, string]>;
+  /** A background response's state, written at its acceptance: when Redis lost it, the end writes none (the reaper fails it). */
+  mustExist: boolean;
+  /** Outbox records written only with the state (the response's, its webhook event), on one Redis in the same call. */
+  records: readonly string[];
+}
+
+/** What the request's last call did: settled the reservation now (not before), wrote the kept response's state. */
+export interface FinishOutcome {
+  settled: boolean;
+  stateWritten: boolean;
 }
 
 /**
  * Appends the request's last events, sets the stream's final lifetime, settles and ends the claim,
- * in one call (with `inline`, the outbox push first and the reply last); true when settled now.
+ * writes a kept response's state, in one call (with `inline`, the outbox pushes first and the reply last).
  */
 export async function finishRequest(
   redis: ScriptedRedis,
@@ -80,15 +90,17 @@ export async function finishRequest(
     inline: InlineEnding | null;
     state: StateEnding | null;
   },
-): Promise<boolean> {
+): Promise<FinishOutcome> {
   const { settlement, claim, inline, state } = input;
   const records = inline?.outbox.records ?? [];
+  // On a cluster the outbox is in another slot: the caller pushes the state's records once it knows the state was written.
+  const keptRecords = inline ? (state?.records ?? []) : [];
   const keys = [
     input.streamKey,
     settlement.marker,
     ...settlement.keys,
     ...(claim ? [claim.key] : []),
-    ...(records.length > 0 && inline ? [inline.outbox.key] : []),
+    ...(inline && records.length + keptRecords.length > 0 ? [inline.outbox.key] : []),
     ...(state ? [state.key] : []),
   ];
   const args: Array<string | number> = [
@@ -103,11 +115,15 @@ export async function finishRequest(
     inline?.reply.message ?? '',
     state?.fields.length ?? 0,
     state?.ttlMs ?? 0,
+    keptRecords.length,
+    state?.mustExist ? 1 : 0,
     ...records,
+    ...keptRecords,
   ];
   for (const [field, value] of state?.fields ?? []) args.push(field, value);
   for (const event of input.events) args.push(event.seq, event.line);
-  return (await redis.finishRequest(keys.length, ...keys, ...args)) === 1;
+  const [settled, written] = (await redis.finishRequest(keys.length, ...keys, ...args)) as [number, number];
+  return { settled: settled === 1, stateWritten: written === 1 };
 }
 
 /** Leases up to `max` outbox records (expired leases first); oldest first. */

@@ -88,10 +88,19 @@ export class KeptResponses {
     return this.#states;
   }
 
-  /** Records an accepted background response: Redis first, so that the reaper, reading the store, never finds one Redis has not heard of. */
-  async accept(record: StoredResponse, live: LiveResponse, ttlMs: number): Promise<void> {
-    await this.#states.accept(record.tenantId, record.id, live, ttlMs);
+  /**
+   * Records an accepted background response: Redis first, so that the reaper, reading the store,
+   * never finds one Redis has not heard of. Its state lives `windowMs` until its job is queued
+   * (`queued`): a web process that dies in between leaves a response the reaper then fails.
+   */
+  async accept(record: StoredResponse, live: LiveResponse, windowMs: number): Promise<void> {
+    await this.#states.accept(record.tenantId, record.id, live, windowMs);
     await this.#store.put([record]);
+  }
+
+  /** The accepted response's job is queued: its state lives as long as it may wait, run and be polled. */
+  async queued(tenantId: string, id: string, ttlMs: number): Promise<void> {
+    await this.#states.extend(tenantId, id, ttlMs);
   }
 
   /** The tenant's response; null when it has none of that id, or it was deleted. */

@@ -50,8 +50,8 @@ export function liveFields(live: LiveResponse): Array<readonly [string, string]>
   return fields;
 }
 
-/** The state to write as a request ends. */
-export function stateEnding(keys: RedisKeys, tenantId: string, id: string, live: LiveResponse, ttlMs: number): StateEnding {
+/** Where and what the state written as a request ends is. */
+export function stateEnding(keys: RedisKeys, tenantId: string, id: string, live: LiveResponse, ttlMs: number): Pick<StateEnding, 'key' | 'ttlMs' | 'fields'> {
   return { key: keys.response(tenantId, id), ttlMs, fields: liveFields(live) };
 }
 
@@ -93,7 +93,7 @@ export class ResponseStates {
     return parseLive(fields);
   }
 
-  /** Records an accepted background response, queued. */
+  /** Records an accepted background response, queued, for `ttlMs`. */
   async accept(tenantId: string, id: string, live: LiveResponse, ttlMs: number): Promise<void> {
     const key = this.#keys.response(tenantId, id);
     await this.#redis
@@ -101,6 +101,11 @@ export class ResponseStates {
       .hset(key, ...liveFields(live).flat())
       .pexpire(key, ttlMs)
       .exec();
+  }
+
+  /** Gives the state its lifetime (an accepted response's, once its job is queued). */
+  async extend(tenantId: string, id: string, ttlMs: number): Promise<void> {
+    await this.#redis.pexpire(this.#keys.response(tenantId, id), ttlMs);
   }
 
   /** A worker starts the response; returns the status found (null: none, lost with Redis). */

@@ -76,8 +76,7 @@ export function keepResponse(data: ResponsesJob, ending: RunEnding): KeptAnswer 
   let body: Record<string, unknown>;
   if (ending.final?.answer) body = ending.final.answer;
   else if (ending.status === 'cancelled') body = responseSnapshot(context, 'cancelled');
-  else
-    body = responseSnapshot(context, 'failed', { error: ending.error ?? { code: 'internal_error', message: 'The response failed.' } });
+  else body = responseSnapshot(context, 'failed', { error: ending.error ?? { code: 'internal_error', message: 'The response failed.' } });
   return {
     id: context.id,
     status: body.status as KeptAnswer['status'],

@@ -48,6 +48,8 @@ export interface BackgroundPorts {
   deadlineMs: number;
   /** Records the accepted request (Redis, then the store) before its job is queued. */
   accept(tenantId: string, requestId: string, kept: KeptAnswer): Promise<void>;
+  /** Its job is queued: what was recorded is kept as long as it may wait and run. */
+  queued(tenantId: string, id: string): Promise<void>;
   /** Queues its job; nothing waits for its events. */
   detach(job: UnaddressedJob, options: DetachedOptions): Promise<void>;
   /** A kept response, for an idempotent retry of an accepted one. */
@@ -123,6 +125,7 @@ async function accept(
     throw error;
   }
   request.span?.addEvent(EVENT_ENQUEUED);
+  await ports.background.queued(job.tenantId, kept.id);
   if (dispatch) return relay(request, reply, dispatch, true, operation.web.framing, ports, detached.opening);
   return reply.type('application/json; charset=utf-8').send(JSON.stringify(kept.body));
 }

@@ -20,7 +20,7 @@ let requests = 0;
 
 const events = (...seqs: number[]): EventLine[] => seqs.map((seq) => ({ seq, line: `chunk {"n":${seq}}` }));
 
-async function finish(budgetKeys: string[], lines: EventLine[], inline: InlineEnding | null = null, state: StateEnding | null = null): Promise<boolean> {
+async function finishWithState(budgetKeys: string[], lines: EventLine[], inline: InlineEnding | null, state: StateEnding | null) {
   return finishRequest(redis, {
     streamKey: keys.events(tenant, requestId),
     ttlMs: 60_000,
@@ -30,6 +30,10 @@ async function finish(budgetKeys: string[], lines: EventLine[], inline: InlineEn
     inline,
     state,
   });
+}
+
+async function finish(budgetKeys: string[], lines: EventLine[], inline: InlineEnding | null = null): Promise<boolean> {
+  return (await finishWithState(budgetKeys, lines, inline, null)).settled;
 }
 
 async function streamSeqs(): Promise<number[]> {
@@ -97,26 +101,45 @@ describe('finishRequest', () => {
     subscriber.disconnect();
   });
 
-  it("writes a kept response's state with its records, but never over a final one", async () => {
+  it("writes a kept response's state and the records that go with it, but never over a final one", async () => {
     const budgetKeys = await reservedKeys();
     const stateKey = keys.response(tenant, `resp_${requestId}`);
-    const ending = (status: string): StateEnding => ({
+    const outbox = { key: keys.outboxItems(0), records: ['usage'] };
+    const inline = { outbox, reply: { channel: `${prefix}:reply:none`, message: '' } };
+    const ending = (status: string, mustExist = true): StateEnding => ({
       key: stateKey,
       ttlMs: 5_000,
       fields: [
         ['status', status],
         ['body', `{"status":"${status}"}`],
       ],
+      mustExist,
+      records: [`response ${status}`, `event ${status}`],
     });
-    const outbox = { key: keys.outboxItems(0), records: ['first', 'second'] };
     await redis.hset(stateKey, 'status', 'in_progress', 'stream', '1');
-    expect(await finish(budgetKeys, events(1), { outbox, reply: { channel: `${prefix}:reply:none`, message: '' } }, ending('completed'))).toBe(true);
+    expect(await finishWithState(budgetKeys, events(1), inline, ending('completed'))).toEqual({ settled: true, stateWritten: true });
     expect(await redis.hgetall(stateKey)).toEqual({ status: 'completed', body: '{"status":"completed"}', stream: '1' });
     expect(await redis.pttl(stateKey)).toBeGreaterThan(4_000);
-    // Both records, the first to be taken (from the right) first.
-    expect(await redis.lrange(outbox.key, 0, -1)).toEqual(['second', 'first']);
+    // Taken from the right: the usage record first, then the response, then its event.
+    expect(await redis.lrange(outbox.key, 0, -1)).toEqual(['event completed', 'response completed', 'usage']);
+    // Cancelled meanwhile: it stays so, and neither the response nor its event is queued again.
     await redis.hset(stateKey, 'status', 'cancelled');
-    await finish(budgetKeys, events(1), null, ending('failed'));
+    expect(await finishWithState(budgetKeys, events(1), inline, ending('failed'))).toEqual({ settled: false, stateWritten: false });
     expect(await redis.hget(stateKey, 'status')).toBe('cancelled');
+    expect(await redis.lrange(outbox.key, 0, 2)).toEqual(['usage', 'event completed', 'response completed']);
+  });
+
+  it("writes no state of a background response whose state Redis lost, but a stored one's it makes", async () => {
+    const budgetKeys = await reservedKeys();
+    const stateKey = keys.response(tenant, `resp_${requestId}`);
+    const outbox = { key: keys.outboxItems(0), records: ['usage'] };
+    const inline = { outbox, reply: { channel: `${prefix}:reply:none`, message: '' } };
+    const ending = (mustExist: boolean): StateEnding => ({ key: stateKey, ttlMs: 5_000, fields: [['status', 'completed']], mustExist, records: ['response'] });
+    expect(await finishWithState(budgetKeys, events(1), inline, ending(true))).toEqual({ settled: true, stateWritten: false });
+    expect(await redis.exists(stateKey)).toBe(0);
+    expect(await redis.lrange(outbox.key, 0, -1)).toEqual(['usage']);
+    expect(await finishWithState(budgetKeys, events(1), inline, ending(false))).toEqual({ settled: false, stateWritten: true });
+    expect(await redis.hget(stateKey, 'status')).toBe('completed');
+    expect(await redis.lrange(outbox.key, 0, -1)).toEqual(['response', 'usage', 'usage']);
   });
 });

@@ -21,23 +21,29 @@
   ARGV[4]     lifetime of the settled marker, ms
   ARGV[5]     1 when the last counter pair is the credit account, else 0
   ARGV[6]     the claim: 'complete', 'release' or 'none'
-  ARGV[7]     R: how many outbox records follow ARGV[11] (the usage record and what goes with it)
+  ARGV[7]     R: how many outbox records (the usage record) follow ARGV[13]
   ARGV[8]     the reply channel to publish ARGV[9] on last, or ''
   ARGV[9]     the reply message (the events below, as the web process reads them)
   ARGV[10]    F: how many field/value pairs of the response's state follow the records (0: none kept)
   ARGV[11]    the state's lifetime from now, ms
-  ARGV[12…]   R outbox records, then F pairs of state fields (`status` first), then
-              pairs: sequence number (integer ≥ 1), event line ("<type> <payload>")
+  ARGV[12]    K: how many outbox records go with the state (the response, its webhook event)
+  ARGV[13]    1 when the state must be there already (a background response's, written at its
+              acceptance), else 0
+  ARGV[14…]   R outbox records, then K records that go with the state, then F pairs of state
+              fields (`status` first), then pairs: sequence number (integer ≥ 1), event line
 
-  A kept response's state is written unless it is final already (a response cancelled or
-  deleted meanwhile stays so: its usage is still recorded and charged above).
+  A kept response's state, and the records that go with it, are written unless it is final
+  already (a response cancelled or deleted meanwhile stays so), or is a background response of
+  which Redis lost the state (the reaper fails it in the store): its usage is recorded and charged
+  all the same. On a cluster the caller pushes the K records itself, when the state was written.
+
+  Returns { 1 when the reservation was settled now, else 0; 1 when the state was written, else 0 }.
 
   Entries get the id 0-<seq>, so a reader resumes after any sequence number with XRANGE.
   An event whose sequence number is not above the stream's last one is already there and
   is skipped: the worker calls again when a reply was lost with its connection, and sends
   again the events of a chunk batch that failed (workers/publish.ts).
 
-  Returns 1 when the reservation was settled now, 0 when it had been before.
 ]]
 -- #include settle
 -- #include claim
@@ -48,16 +54,20 @@ local id = ARGV[2]
 local last = #KEYS
 local records = tonumber(ARGV[7])
 local fields = tonumber(ARGV[10])
+local keptRecords = tonumber(ARGV[12])
 local state = nil
 if fields > 0 then
   state = KEYS[last]
   last = last - 1
 end
-if records > 0 then
-  redis.call('LPUSH', KEYS[last], unpack(ARGV, 12, 11 + records))
+local outbox = nil
+if records + keptRecords > 0 then
+  outbox = KEYS[last]
   last = last - 1
 end
-local firstField = 12 + records
+if records > 0 then redis.call('LPUSH', outbox, unpack(ARGV, 14, 13 + records)) end
+local firstKept = 14 + records
+local firstField = firstKept + keptRecords
 local firstEvent = firstField + 2 * fields
 for i = firstEvent, #ARGV, 2 do
   -- pcall and this one refusal rather than reading the last id first: the usual call then
@@ -76,11 +86,15 @@ elseif ARGV[6] == 'release' then
 end
 if ARGV[6] ~= 'none' then last = last - 1 end
 local settled = settle(KEYS[2], KEYS[3], { unpack(KEYS, 4, last) }, id, tonumber(ARGV[3]), ARGV[4], ARGV[5] == '1')
+local written = 0
 if state then
-  if not FINAL[redis.call('HGET', state, 'status') or ''] then
+  local status = redis.call('HGET', state, 'status')
+  if not (FINAL[status or ''] or (not status and ARGV[13] == '1')) then
     redis.call('HSET', state, unpack(ARGV, firstField, firstEvent - 1))
+    redis.call('PEXPIRE', state, ARGV[11])
+    if keptRecords > 0 and outbox then redis.call('LPUSH', outbox, unpack(ARGV, firstKept, firstField - 1)) end
+    written = 1
   end
-  redis.call('PEXPIRE', state, ARGV[11])
 end
 if ARGV[8] ~= '' then redis.call('SPUBLISH', ARGV[8], ARGV[9]) end
-return settled
+return { settled, written }

@@ -31,7 +31,7 @@ export interface ResponseRouteDeps {
   cancelRunning(requestId: string): Promise<void>;
   /** Follows a request's events from its stream, after the gateway's sequence number `afterSeq`, until its end. */
   follow(tenantId: string, requestId: string, afterSeq: number, finished: boolean): Dispatch;
-  /** Records a response cancelled here, not by a worker, and sends its webhook event. */
+  /** Records a response cancelled here (its worker's end records none) and sends its webhook event. */
   ended(record: StoredResponse): Promise<void>;
   framing: SseFraming;
   sse: SseOptions;
@@ -149,21 +149,20 @@ async function cancel(deps: ResponseRouteDeps, tenantId: string, id: string): Pr
   const cancelled = { ...kept.body, status: 'cancelled' };
   const found = await deps.kept.states.cancel(tenantId, id, JSON.stringify(cancelled));
   if (found !== 'queued' && found !== 'in_progress') return (await mustFind(deps, tenantId, id)).body;
-  if (found === 'queued' && (await takeBack(deps, kept, tenantId))) {
-    await deps.ended({
-      id,
-      tenantId,
-      status: 'cancelled',
-      background: true,
-      response: cancelled,
-      input: kept.input ?? [],
-      previousResponseId: kept.previousResponseId,
-      createdAt: new Date(Number(kept.body.created_at) * 1000),
-      expiresAt: kept.live?.store ? null : new Date(Date.now() + deps.keptTtlMs),
-    });
-  } else {
-    await deps.cancelRunning(kept.live.requestId);
-  }
+  // The state is cancelled now: the worker's end leaves it so and records nothing of the response
+  // (its usage only), so its final record and webhook event are this one's to send.
+  if (!(found === 'queued' && (await takeBack(deps, kept, tenantId)))) await deps.cancelRunning(kept.live.requestId);
+  await deps.ended({
+    id,
+    tenantId,
+    status: 'cancelled',
+    background: true,
+    response: cancelled,
+    input: kept.input ?? [],
+    previousResponseId: kept.previousResponseId,
+    createdAt: new Date(Number(kept.body.created_at) * 1000),
+    expiresAt: kept.live.store ? null : new Date(Date.now() + deps.keptTtlMs),
+  });
   return cancelled;
 }
 
