@@ -83,18 +83,28 @@ export class WebhookQueue {
 
   /** Enqueues each event for every enabled endpoint of its tenant subscribed to its type; returns how many jobs that made. */
   async enqueue(entries: readonly WebhookOutboxEntry[]): Promise<number> {
+    // One lookup per tenant and event type of the batch, not per event: most events of a busy
+    // drain are one tenant's responses ending, and most tenants have no endpoint at all.
+    const groups = new Map<string, WebhookOutboxEntry[]>();
+    for (const entry of entries) {
+      const key = `${entry.tenantId}\n${entry.event.type}`;
+      groups.set(key, [...(groups.get(key) ?? []), entry]);
+    }
     let jobs = 0;
-    for (const { tenantId, event } of entries) {
-      const endpoints = await this.#repository.webhooks.listSubscribed(tenantId, event.type);
+    for (const group of groups.values()) {
+      const { tenantId, event: first } = group[0] as WebhookOutboxEntry;
+      const endpoints = await this.#repository.webhooks.listSubscribed(tenantId, first.type);
       if (endpoints.length === 0) continue;
       await this.#queueOf(tenantId).addBulk(
-        endpoints.map((endpoint) => ({
-          name: event.type,
-          data: { tenantId, webhookId: endpoint.id, event },
-          opts: deliveryJobOptions(event, endpoint.id, this.#delays),
-        })),
+        group.flatMap(({ event }) =>
+          endpoints.map((endpoint) => ({
+            name: event.type,
+            data: { tenantId, webhookId: endpoint.id, event },
+            opts: deliveryJobOptions(event, endpoint.id, this.#delays),
+          })),
+        ),
       );
-      jobs += endpoints.length;
+      jobs += endpoints.length * group.length;
     }
     return jobs;
   }

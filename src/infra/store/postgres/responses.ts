@@ -32,6 +32,20 @@ const UPSERT = `
     previous_response_id = EXCLUDED.previous_response_id, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
   WHERE responses.deleted_at IS NULL AND (EXCLUDED.status IN (${FINAL}) OR responses.status NOT IN (${FINAL}))`;
 
+// A response whose id is new, with its items, in one statement: the common case (an accepted
+// background response, a synchronous one's end) costs one round trip, not a transaction's five.
+// No row written (the id exists, or is a tombstone): the caller applies the replace rules.
+const INSERT_NEW = `
+  WITH written AS (
+    INSERT INTO responses (tenant_id, id, status, background, response, previous_response_id, created_at, expires_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    ON CONFLICT (tenant_id, id) DO NOTHING
+    RETURNING tenant_id, id
+  ), items AS (
+    INSERT INTO response_items (tenant_id, response_id, kind, position, item_id, item)
+    SELECT w.tenant_id, w.id, x.kind, x.position, x.item->>'id', x.item FROM written w, jsonb_to_recordset($9::jsonb) AS x(kind text, position integer, item jsonb)
+  )
+  SELECT count(*)::integer AS written FROM written`;
 const INSERT_ITEMS = `
   INSERT INTO response_items (tenant_id, response_id, kind, position, item_id, item)
   SELECT $1, $2, x.kind, x.position, x.item->>'id', x.item FROM jsonb_to_recordset($3::jsonb) AS x(kind text, position integer, item jsonb)`;
@@ -135,6 +149,23 @@ async function putOne(client: PoolClient, record: StoredResponse): Promise<void>
   if (items.length > 0) await client.query(INSERT_ITEMS, [tenantId, id, toJson(items)]);
 }
 
+/** Writes a response whose id is new; false when the id exists (or existed). */
+async function insertNew(pool: Pool, record: StoredResponse): Promise<boolean> {
+  const { tenantId, id } = record;
+  const result = await pool.query<{ written: number }>(INSERT_NEW, [
+    tenantId,
+    id,
+    record.status,
+    record.background,
+    toJson(record.response),
+    record.previousResponseId,
+    record.createdAt,
+    record.expiresAt,
+    toJson(itemRowsOf(record)),
+  ]);
+  return result.rows[0]?.written === 1;
+}
+
 const byKey = (a: StoredResponse, b: StoredResponse): number =>
   a.tenantId === b.tenantId ? (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) : a.tenantId < b.tenantId ? -1 : 1;
 
@@ -143,6 +174,7 @@ export function createResponseRepository(pool: Pool): ResponseRepository {
   return {
     async put(records) {
       if (records.length === 0) return;
+      if (records.length === 1 && (await insertNew(pool, records[0] as StoredResponse))) return;
       // One transaction per batch, its rows locked in one order (a stable sort keeps an id's records in
       // the batch's order), so two batches over the same ids cannot deadlock.
       const sorted = [...records].sort(byKey);
