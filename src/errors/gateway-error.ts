@@ -325,6 +325,18 @@ export class QueueTimeoutError extends GatewayError {
   }
 }
 
+/** POST /v1/responses/{id}/cancel of a response that was not created in the background: nothing runs to cancel. */
+export class NotCancellableError extends GatewayError {
+  constructor(id: string) {
+    super(
+      400,
+      'invalid_request_error',
+      'invalid_value',
+      `The response '${id}' was not created with background: true; only a background response can be cancelled.`,
+    );
+  }
+}
+
 /**
  * A background response whose job was lost: `worker_lost` when its worker stopped past the stall
  * limit, `response_lost` when Redis lost its job. Sending it again is the client's to decide.

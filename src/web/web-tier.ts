@@ -52,6 +52,7 @@ import { KeptResponses } from '../infra/responses/kept-responses.ts';
 import { ResponseStates } from '../infra/responses/response-state.ts';
 import { liveOf, storedRecordOf } from '../infra/responses/kept-answer.ts';
 import { publishCancellation } from '../infra/events/cancel-marks.ts';
+import { endStream } from '../infra/events/end-stream.ts';
 import { responsesFraming } from '../operations/responses/framing.ts';
 import type { ResponseRouteDeps } from './routes/v1/responses.ts';
 
@@ -107,6 +108,9 @@ async function accessAdminServices(c: Connections, authenticator: Authenticator,
   const keyAdmin: KeyAdminDeps = { repository: c.repository, audit: c.audit, invalidate };
   return { tenantAdmin, keyAdmin };
 }
+
+// How often a resumed background stream reads the request's events.
+const RESUME_POLL_MS = 200;
 
 // How long an accepted background response's state lives until its job is queued (a round trip,
 // normally): past it, the response of a web process that died in between is the reaper's.
@@ -189,7 +193,8 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
       accept: (tenantId, requestId, answer) =>
         kept.accept(
           storedRecordOf(tenantId, answer, new Date(answer.createdAt + backgroundTtlMs)),
-          liveOf(answer, requestId, keys.shardOf(tenantId)),
+          // Its input is in the store; Redis keeps the input of an ended response only (the next turn reads it).
+          liveOf({ ...answer, input: null }, requestId, keys.shardOf(tenantId)),
           ACCEPT_WINDOW_MS,
         ),
       queued: (tenantId, id) => kept.queued(tenantId, id, backgroundTtlMs),
@@ -214,11 +219,15 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
     kept,
     queues,
     admission: requests.admission,
-    cancelRunning: (requestId) => publishCancellation(commands, keys, { shard: 0, requestId, sharesJob: false }, env.REQUEST_TIMEOUT_MS),
+    cancelRunning: (shard, requestId) => publishCancellation(commands, keys, { shard, requestId, sharesJob: false }, env.REQUEST_TIMEOUT_MS),
+    endStream: (tenantId, requestId, replyChannel) =>
+      endStream(commands, keys, { tenantId, requestId, replyChannel, ttlMs: env.BACKGROUND_RESULT_TTL_S * 1000 }),
+    // A resumed stream may wait hours for its job: it reads the stream less often than a retried request does.
     follow: (tenantId, requestId, afterSeq, finished) =>
-      followEvents(commands, keys, tenantId, requestId, afterSeq, { pollMs: FOLLOW_POLL_MS, timeoutMs: backgroundTtlMs, finished }),
+      followEvents(commands, keys, tenantId, requestId, afterSeq, { pollMs: RESUME_POLL_MS, timeoutMs: backgroundTtlMs, finished }),
+    // Through the outbox, as a worker's end goes: a store away for a moment loses neither.
     ended: async (record) => {
-      await kept.putFinal(record);
+      await outbox.push(record.tenantId, { kind: 'response', record });
       await outbox.push(record.tenantId, webhookOutboxRecord(record.tenantId, 'response.cancelled', record.id));
     },
     framing: responsesFraming,

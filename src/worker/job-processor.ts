@@ -243,12 +243,17 @@ async function endInterrupted(deps: ProcessorDeps, run: RequestRun, log: EventLo
 
 /**
  * A background response is marked running as a worker starts it; one cancelled or deleted while it
- * waited, or past its deadline, ends without calling the upstream (the ending returned).
+ * waited, one whose state is gone (lost with Redis, or deleted longer ago than a tombstone lasts),
+ * or one past its deadline, ends without calling the upstream (the ending returned).
  */
 async function startBackground(deps: ProcessorDeps, data: RequestJob): Promise<Ending | null> {
   const deadlineAt = data.background?.deadlineAt ?? Infinity;
   const found = data.responseId ? await deps.states.start(data.tenantId, data.responseId) : null;
   if (found === 'cancelled' || found === 'deleted') return { status: 'cancelled', error: new ClientClosedRequestError(), final: null };
+  if (found === null) {
+    const error = new ResponseLostError('response_lost', 'The gateway no longer holds this background response; it was not run.');
+    return { status: 'failed', error, final: null };
+  }
   if (Date.now() <= deadlineAt) return null;
   const waitedMs = Math.max(0, deadlineAt - data.enqueuedAt);
   return { status: 'failed', error: new QueueTimeoutError(waitedMs, 1), final: null };

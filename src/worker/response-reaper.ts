@@ -5,10 +5,11 @@
  * the responses past their retention. Every worker process runs it; both steps are idempotent.
  */
 import type { Logger } from 'pino';
-import type { ResponseRepository } from '../infra/store/repository.ts';
+import type { ResponseRepository, UnfinishedResponse } from '../infra/store/repository.ts';
 import type { ResponseStates } from '../infra/responses/response-state.ts';
 import { webhookOutboxRecord, type Outbox } from '../infra/outbox/outbox.ts';
 import { ResponseLostError } from '../errors/gateway-error.ts';
+import { FINAL_RESPONSE_STATUSES } from '../infra/store/response-fields.ts';
 
 /** What the reaper works with. */
 export interface ReaperDeps {
@@ -22,31 +23,43 @@ export interface ReaperDeps {
   log: Logger;
 }
 
-// Responses looked at, and swept, per round: a backlog is worked off over several rounds.
+// Responses looked at per page, and swept, per round; pages per round: a long backlog of live
+// background responses is paged through, so that a lost one behind it is not left for later.
 const BATCH = 500;
+const PAGES = 40;
 
 /** One round: fails the lost responses, then sweeps; returns how many were failed. */
 export async function reapOnce(deps: ReaperDeps, now = Date.now()): Promise<number> {
   let failed = 0;
-  for (const { tenantId, id } of await deps.responses.listUnfinished(new Date(now - deps.intervalMs), BATCH)) {
-    if ((await deps.states.read(tenantId, id)) !== null) continue;
-    const stored = await deps.responses.get(tenantId, id);
-    if (!stored || stored.status === 'completed' || stored.status === 'failed' || stored.status === 'cancelled' || stored.status === 'incomplete') continue;
-    const error = new ResponseLostError('response_lost', 'The gateway lost this background response with its Redis before it ended; send it again.');
-    const store = stored.response.store === true;
-    await deps.responses.put([
-      {
-        ...stored,
-        status: 'failed',
-        response: { ...stored.response, status: 'failed', error: { code: error.code, message: error.message } },
-        expiresAt: store ? null : new Date(now + deps.pollableMs),
-      },
-    ]);
-    await deps.outbox.push(tenantId, webhookOutboxRecord(tenantId, 'response.failed', id));
-    failed++;
+  let after: UnfinishedResponse | null = null;
+  for (let page = 0; page < PAGES; page++) {
+    const unfinished = await deps.responses.listUnfinished(new Date(now - deps.intervalMs), BATCH, after);
+    for (const response of unfinished) if (await lost(deps, response, now)) failed++;
+    if (unfinished.length < BATCH) break;
+    after = unfinished.at(-1) ?? null;
   }
   await deps.responses.sweep(new Date(now), BATCH);
   return failed;
+}
+
+/** Fails one response Redis holds no state of; false when Redis has it, or it ended meanwhile. */
+async function lost(deps: ReaperDeps, { tenantId, id }: UnfinishedResponse, now: number): Promise<boolean> {
+  if (await deps.states.exists(tenantId, id)) return false;
+  const stored = await deps.responses.get(tenantId, id);
+  if (!stored || FINAL_RESPONSE_STATUSES.includes(stored.status)) return false;
+  const error = new ResponseLostError('response_lost', 'The gateway lost this background response with its Redis before it ended; send it again.');
+  const store = stored.response.store === true;
+  // The first end stays in the store, and the event of an end has one id: two reapers racing send it once.
+  await deps.responses.put([
+    {
+      ...stored,
+      status: 'failed',
+      response: { ...stored.response, status: 'failed', error: { code: error.code, message: error.message } },
+      expiresAt: store ? null : new Date(now + deps.pollableMs),
+    },
+  ]);
+  await deps.outbox.push(tenantId, webhookOutboxRecord(tenantId, 'response.failed', id));
+  return true;
 }
 
 /** Runs `reapOnce` every `intervalMs` until the returned stop is called. */

@@ -17,8 +17,6 @@ import { createJobProcessor, createLostJobHandler, type ProcessorDeps } from './
 import { startResponseReaper } from './response-reaper.ts';
 import { ResponseStates } from '../infra/responses/response-state.ts';
 
-// A stored response is read from Redis until the outbox has written it to the store, then from the store.
-const STORED_RESPONSE_REDIS_TTL_MS = 60_000;
 import { listenForCancellations } from '../infra/events/cancel-listener.ts';
 import { Outbox } from '../infra/outbox/outbox.ts';
 import { OutboxDrainer } from '../infra/outbox/drainer.ts';
@@ -35,6 +33,9 @@ import { createWebhookAgent } from '../infra/webhooks/guarded-agent.ts';
 import { parseRetryDelays, WebhookQueue } from '../infra/webhooks/webhook-queue.ts';
 import { sendWebhook } from '../infra/webhooks/webhook-sender.ts';
 import { createWebhookProcessor, createWebhookWorkers } from '../infra/webhooks/webhook-worker.ts';
+
+// A stored response is read from Redis until the outbox has written it to the store, then from the store.
+const STORED_RESPONSE_REDIS_TTL_MS = 60_000;
 
 /** A running worker: its BullMQ workers (one per queue shard) and a graceful stop. */
 export interface RunningWorker {
@@ -119,7 +120,6 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
   // Webhook deliveries have their own queue and workers: a slow endpoint never holds up model work.
   const retryDelaysMs = parseRetryDelays(env.WEBHOOK_RETRY_DELAYS_MS);
   const webhookQueue = new WebhookQueue({ connection: redis, keys, repository, retryDelaysMs, onError: onRedisError });
-  const webhookAudit = new Outbox(redis, keys);
   const webhookAgent = createWebhookAgent({
     allowPrivate: env.WEBHOOK_ALLOW_PRIVATE_URLS,
     timeoutMs: env.WEBHOOK_TIMEOUT_MS,
@@ -129,7 +129,7 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
     createWebhookProcessor({
       repository,
       send: (endpoint, event, signal) => sendWebhook({ agent: webhookAgent, timeoutMs: env.WEBHOOK_TIMEOUT_MS }, endpoint, event, signal),
-      audit: (event) => webhookAudit.push(event.tenantId, { kind: 'audit', event }),
+      audit: (event) => outbox.push(event.tenantId, { kind: 'audit', event }),
       log,
     }),
     { connection: blocking, keys, concurrency: env.WEBHOOK_CONCURRENCY, retryDelaysMs, log },

@@ -116,14 +116,39 @@ describe('background responses', () => {
     expect((await settled(running.id)).status).toBe('cancelled');
     expect((await client.responses.retrieve(queued.id)).status).toBe('cancelled');
     expect(upstream.requests).toHaveLength(1);
-    // The store has the end too, once Redis lets it go.
-    for (const id of [queued.id, running.id]) expect((await gateway.repository.responses.get('acme', id))?.status).toBe('cancelled');
+    // The store has the end too (through the outbox), once Redis lets it go.
+    for (const id of [queued.id, running.id])
+      await eventually(async () => (await gateway.repository.responses.get('acme', id))?.status === 'cancelled', 5000, `${id} cancelled in the store`);
     const record = await usageRecordOf(gateway, adminSecret, running.id.slice('resp_'.length));
     expect(record).toMatchObject({ status: 'cancelled', response_id: running.id });
     upstream.script([{ kind: 'ok', text: 'Quick.' }]);
     const quick = await client.responses.create({ model: 'fake-gpt', input: 'Quick', background: true });
     const done = await settled(quick.id);
     expect(await client.responses.cancel(quick.id)).toEqual(done);
+  });
+
+  it('a queued stream cancelled ends, for its client and for a resume; a queued response deleted never runs', async () => {
+    upstream.script([{ kind: 'hang' }]);
+    const holder = await client.responses.create({ model: 'fake-gpt', input: 'Hold the worker', background: true });
+    await eventually(async () => upstream.requests.length === 1, 5000, 'the worker to be busy');
+    const stream = await client.responses.create({ model: 'fake-gpt', input: 'Stream me later', background: true, stream: true });
+    const events: ResponseStreamEvent[] = [];
+    const reading = (async () => {
+      for await (const event of stream) events.push(event);
+    })();
+    await eventually(async () => events.length === 1, 5000, 'response.queued');
+    const id = (events[0] as { response: Response }).response.id;
+    const doomed = await client.responses.create({ model: 'fake-gpt', input: 'Delete me', background: true });
+    expect(await client.responses.cancel(id)).toMatchObject({ status: 'cancelled' });
+    await reading;
+    expect(events.map((event) => event.type)).toEqual(['response.queued']);
+    expect(await collect(await client.responses.retrieve(id, { stream: true, starting_after: 0 }))).toEqual([]);
+    expect(await client.responses.delete(doomed.id)).toMatchObject({ deleted: true });
+    await client.responses.cancel(holder.id);
+    await settled(holder.id);
+    // The worker is free: the deleted one is never sent, the cancelled one neither.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(upstream.requests).toHaveLength(1);
   });
 
   it("waits behind its tenant's interactive requests", async () => {
@@ -240,6 +265,16 @@ describe('stored responses', () => {
     for (const attempt of others) expect((await apiFailure(attempt())).status).toBe(404);
     expect((await apiFailure(other.responses.create({ model: 'sim', input: 'Hi', previous_response_id: kept.id }))).status).toBe(400);
     expect((await client.responses.retrieve(kept.id)).id).toBe(kept.id);
+  });
+
+  it('deleted before the outbox carried it to the store, it stays deleted there', async () => {
+    const created = await client.responses.create({ model: 'sim', input: 'Gone before it landed' });
+    await client.responses.delete(created.id);
+    // As if Redis's tombstone had expired: the store must say deleted on its own, whenever the outbox wrote the response.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await gateway.redis.del(gateway.keys.response('acme', created.id));
+    expect((await apiFailure(client.responses.retrieve(created.id))).status).toBe(404);
+    expect(await gateway.repository.responses.get('acme', created.id)).toBeNull();
   });
 
   it('is read from the store once Redis has let it go', async () => {

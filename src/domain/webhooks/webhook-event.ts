@@ -1,4 +1,5 @@
 /** The events a webhook endpoint can subscribe to, shaped as OpenAI shapes its webhook events. */
+import { createHash } from 'node:crypto';
 import { ulid } from 'ulid';
 
 /** Every event type, the one list: a new kind of event (`batch.completed`…) is one line here. */
@@ -9,7 +10,7 @@ export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /** An event as delivered: OpenAI's `{id, object: 'event', type, created_at, data: {id}}`. */
 export interface WebhookEvent {
-  /** `evt_<ulid>`: the `webhook-id` header of every attempt of its delivery. */
+  /** `evt_…`: the `webhook-id` header of every attempt of its delivery. */
   id: string;
   object: 'event';
   type: WebhookEventType;
@@ -24,9 +25,18 @@ export function isWebhookEventType(type: string): type is WebhookEventType {
   return (WEBHOOK_EVENT_TYPES as readonly string[]).includes(type);
 }
 
-/** A new event about the object `dataId`, with a fresh id and the current time. */
-export function webhookEvent(type: WebhookEventType, dataId: string, now: Date = new Date()): WebhookEvent {
-  return { id: `evt_${ulid(now.getTime())}`, object: 'event', type, created_at: Math.floor(now.getTime() / 1000), data: { id: dataId } };
+/** A new event about the object `dataId`, with a fresh id (unless given) and the current time. */
+export function webhookEvent(type: WebhookEventType, dataId: string, now: Date = new Date(), id = `evt_${ulid(now.getTime())}`): WebhookEvent {
+  return { id, object: 'event', type, created_at: Math.floor(now.getTime() / 1000), data: { id: dataId } };
+}
+
+/**
+ * The id of the event that an object ended (`response.completed` of `resp_…`): an object ends
+ * once, so every report of that end (a retried finish, two reapers, a redelivered record) is the
+ * same event, with the same `webhook-id`, and the delivery queue sends it once.
+ */
+export function endEventId(tenantId: string, type: WebhookEventType, dataId: string): string {
+  return `evt_${createHash('sha256').update(`${tenantId}\n${type}\n${dataId}`).digest('hex').slice(0, 32)}`;
 }
 
 /** The body of a delivery: the event's fields in OpenAI's order, whatever order a stored event comes back in (jsonb sorts keys). */

@@ -1,7 +1,7 @@
 import type { RedisClient } from '../redis/connections.ts';
 import type { AuditEventInput, StoredResponse, UsageRecord } from '../store/repository.ts';
 import type { RedisKeys } from '../redis/keys.ts';
-import { webhookEvent, type WebhookEvent, type WebhookEventType } from '../../domain/webhooks/webhook-event.ts';
+import { endEventId, webhookEvent, type WebhookEvent, type WebhookEventType } from '../../domain/webhooks/webhook-event.ts';
 
 /** What goes through the outbox: to the store, or (`webhook`) to the tenant's webhook endpoints' delivery queue. */
 export type OutboxRecord =
@@ -10,9 +10,9 @@ export type OutboxRecord =
   | { kind: 'response'; record: StoredResponse }
   | { kind: 'webhook'; tenantId: string; event: WebhookEvent };
 
-/** The record that sends a new event about `dataId` (a response's `resp_…`) to the tenant's endpoints subscribed to `type`; queue it with Outbox.push or entry. */
+/** The record that sends the event that `dataId` (a response's `resp_…`) ended to the tenant's endpoints subscribed to `type`; queue it with Outbox.push or entry. */
 export function webhookOutboxRecord(tenantId: string, type: WebhookEventType, dataId: string): OutboxRecord {
-  return { kind: 'webhook', tenantId, event: webhookEvent(type, dataId) };
+  return { kind: 'webhook', tenantId, event: webhookEvent(type, dataId, new Date(), endEventId(tenantId, type, dataId)) };
 }
 
 /** One line of JSON per record; dates as ISO strings. */

@@ -16,6 +16,7 @@ export const SCRIPT_FILES = {
   idempotencyRelease: 'idempotency-release-1.lua',
   responseStart: 'response-start-1.lua',
   responseCancel: 'response-cancel-1.lua',
+  responseKeep: 'response-keep-1.lua',
 } as const;
 
 /** The name a script is defined under on a client (`redis.admit(…)`). */

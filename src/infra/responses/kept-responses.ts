@@ -115,7 +115,8 @@ export class KeptResponses {
   async listInput(tenantId: string, id: string, page: { after: string | null; limit: number; order: 'asc' | 'desc' }): Promise<StoredItemPage | null> {
     const live = await this.#states.read(tenantId, id);
     if (live?.status === 'deleted') return null;
-    if (live) return pageItems(live.input ?? [], page);
+    // A stored response's input is in Redis once it ended, and in the store from its acceptance.
+    if (live && (live.input !== null || !live.store)) return pageItems(live.input ?? [], page);
     return this.#store.listInput(tenantId, id, page);
   }
 
@@ -138,7 +139,8 @@ export class KeptResponses {
     const live = await this.#states.read(tenantId, id);
     const wasLive = live !== null && live.status !== 'deleted';
     if (wasLive) await this.#states.markDeleted(tenantId, id, tombstoneTtlMs);
-    const wasStored = await this.#store.delete(tenantId, id);
+    // Redis may know it before the store does (the outbox carries it): its id is kept from the store all the same.
+    const wasStored = await this.#store.delete(tenantId, id, wasLive);
     return wasLive || wasStored;
   }
 

@@ -6,6 +6,7 @@
 import type { RedisKeys } from '../redis/keys.ts';
 import type { ScriptedRedis, StateEnding } from '../redis/scripts.ts';
 import type { ResponseStatus, StoredItem } from '../store/repository.ts';
+import { FINAL_RESPONSE_STATUSES } from '../store/response-fields.ts';
 
 /** A response's status in Redis: the API's, or `deleted` for one deleted while its request ran (so that its end does not bring it back). */
 export type LiveStatus = ResponseStatus | 'deleted';
@@ -27,7 +28,8 @@ export interface LiveResponse {
   shard: number;
 }
 
-const FINAL: ReadonlySet<LiveStatus> = new Set<LiveStatus>(['completed', 'failed', 'cancelled', 'incomplete', 'deleted']);
+// A deletion ends a response too, for Redis: nothing writes over it.
+const FINAL: ReadonlySet<LiveStatus> = new Set<LiveStatus>([...FINAL_RESPONSE_STATUSES, 'deleted']);
 
 /** Whether a status is an end: nothing changes it but a deletion. */
 export function isFinal(status: LiveStatus): boolean {
@@ -93,6 +95,11 @@ export class ResponseStates {
     return parseLive(fields);
   }
 
+  /** Whether Redis holds the response's state at all. */
+  async exists(tenantId: string, id: string): Promise<boolean> {
+    return (await this.#redis.exists(this.#keys.response(tenantId, id))) === 1;
+  }
+
   /** Records an accepted background response, queued, for `ttlMs`. */
   async accept(tenantId: string, id: string, live: LiveResponse, ttlMs: number): Promise<void> {
     const key = this.#keys.response(tenantId, id);
@@ -103,9 +110,9 @@ export class ResponseStates {
       .exec();
   }
 
-  /** Gives the state its lifetime (an accepted response's, once its job is queued). */
+  /** Gives an accepted response's state its lifetime once its job is queued, unless it has ended meanwhile. */
   async extend(tenantId: string, id: string, ttlMs: number): Promise<void> {
-    await this.#redis.pexpire(this.#keys.response(tenantId, id), ttlMs);
+    await this.#redis.responseKeep(this.#keys.response(tenantId, id), ttlMs);
   }
 
   /** A worker starts the response; returns the status found (null: none, lost with Redis). */

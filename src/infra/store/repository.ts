@@ -354,24 +354,35 @@ export interface StoredItemPage {
   hasMore: boolean;
 }
 
+/** A background response not final yet, as the reaper pages through them. */
+export interface UnfinishedResponse {
+  tenantId: string;
+  id: string;
+  createdAt: Date;
+}
+
 /** Stored responses, per tenant. */
 export interface ResponseRepository {
   /**
-   * Records responses by id: a final one (completed, failed, cancelled, incomplete) replaces what
-   * is there; one not final replaces only one not final (a late `queued` never hides an answer);
-   * an id that was deleted is never recorded again.
+   * Records responses by id: the first final one (completed, failed, cancelled, incomplete) stays,
+   * so that a response never seen failed is later seen completed; one not final replaces only one
+   * not final (a late `queued` never hides an answer); an id that was deleted is never recorded again.
    */
   put(records: StoredResponse[]): Promise<void>;
   /** The tenant's response; null when it has none of that id (another tenant's included) or it was deleted. */
   get(tenantId: string, id: string): Promise<StoredResponse | null>;
-  /** Removes the response and its items for good, keeping only its id so that no late write brings it back; false when there was none. */
-  delete(tenantId: string, id: string): Promise<boolean>;
+  /**
+   * Removes the response and its items for good, keeping only its id so that no late write brings
+   * it back; false when there was none. With `known` (Redis holds the response, and the outbox may
+   * not have carried it here yet), the id is kept so even when the store has no row of it.
+   */
+  delete(tenantId: string, id: string, known?: boolean): Promise<boolean>;
   /** A page of the response's input items in `order` of their position, after the item of id `after`; null when there is no such response. */
   listInput(tenantId: string, id: string, page: { after: string | null; limit: number; order: 'asc' | 'desc' }): Promise<StoredItemPage | null>;
   /** The tenant's items of these ids, input or output of any of its stored responses. */
   findItems(tenantId: string, ids: readonly string[]): Promise<Map<string, StoredItem>>;
-  /** Background responses not final that were created before `before`, oldest first: what the reaper looks at. */
-  listUnfinished(before: Date, limit: number): Promise<Array<{ tenantId: string; id: string }>>;
+  /** Background responses not final that were created before `before`, oldest first, after `after` (a row this returned): what the reaper looks at. */
+  listUnfinished(before: Date, limit: number, after?: UnfinishedResponse | null): Promise<UnfinishedResponse[]>;
   /**
    * Removes responses past their `expiresAt` or their tenant's retention (its data policy; 30
    * days without one), and the ids kept of deleted ones once that old; at most `limit` of each. Returns how many responses went.

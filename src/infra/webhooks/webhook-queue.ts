@@ -88,7 +88,9 @@ export class WebhookQueue {
     const groups = new Map<string, WebhookOutboxEntry[]>();
     for (const entry of entries) {
       const key = `${entry.tenantId}\n${entry.event.type}`;
-      groups.set(key, [...(groups.get(key) ?? []), entry]);
+      const group = groups.get(key);
+      if (group) group.push(entry);
+      else groups.set(key, [entry]);
     }
     let jobs = 0;
     for (const group of groups.values()) {

@@ -7,6 +7,7 @@
 import { InvalidValueError } from '../../errors/gateway-error.ts';
 import type { ResponseStatus, StoredItem } from '../../infra/store/repository.ts';
 import type { InputItem, ResponsesRequest } from '../../wire/openai-responses.ts';
+import { outputItems } from '../../infra/responses/kept-responses.ts';
 
 /** A kept response as the conversation reads it. */
 export interface ConversationTurn {
@@ -44,10 +45,6 @@ function isReference(item: InputItem): boolean {
   return item.type === 'item_reference' || (item.type === undefined && item.role === undefined && item.id != null);
 }
 
-function outputOf(body: Record<string, unknown>): StoredItem[] {
-  return Array.isArray(body.output) ? (body.output as StoredItem[]) : [];
-}
-
 /** The items of the responses `id` continues, and its own, oldest first. */
 async function earlierItems(store: ConversationStore, tenantId: string, id: string): Promise<InputItem[]> {
   const turns: StoredItem[][] = [];
@@ -62,7 +59,7 @@ async function earlierItems(store: ConversationStore, tenantId: string, id: stri
     if (turn.status !== 'completed' && turn.status !== 'incomplete')
       throw new InvalidValueError(PREVIOUS, `The response '${next}' is ${turn.status}; only a finished response (completed or incomplete) can be continued.`);
     if (turn.input === null) throw new InvalidValueError(PREVIOUS, `The response '${next}' was not stored (store: false), so it cannot be continued.`);
-    turns.unshift([...turn.input, ...outputOf(turn.body)]);
+    turns.unshift([...turn.input, ...outputItems(turn.body)]);
     next = turn.previousResponseId;
   }
   return turns.flat();

@@ -70,7 +70,7 @@ export function responseCases(store: StoreContext): void {
     expect(await responses().get(tenantId, 'resp_missing')).toBeNull();
   });
 
-  it('a final record replaces what is there; one not final replaces only one not final', async () => {
+  it('the first final record stays; one not final replaces only one not final', async () => {
     const tenantId = `t-${uid()}`;
     const id = `resp_${uid()}`;
     const put = (status: ResponseStatus, text: string) =>
@@ -88,11 +88,13 @@ export function responseCases(store: StoreContext): void {
     await put('queued', 'after');
     await put('in_progress', 'after');
     expect(await current()).toEqual({ status: 'completed', input: ['msg_c'], output: ['out_c'] });
+    // A second end (a reaper's failure after a worker's answer, or the other way round) changes nothing.
     await put('cancelled', 'x');
-    expect(await current()).toEqual({ status: 'cancelled', input: ['msg_x'], output: ['out_x'] });
+    await put('failed', 'f');
+    expect(await current()).toEqual({ status: 'completed', input: ['msg_c'], output: ['out_c'] });
     // The items a refused or replaced record carried are not findable.
     const found = await responses().findItems(tenantId, ['msg_q', 'msg_p', 'out_c', 'msg_after', 'out_after', 'msg_x', 'out_x']);
-    expect([...found.keys()].sort()).toEqual(['msg_x', 'out_x']);
+    expect([...found.keys()].sort()).toEqual(['out_c']);
   });
 
   it('applies the rules within one batch, in its order, whatever other ids it holds', async () => {
@@ -108,7 +110,7 @@ export function responseCases(store: StoreContext): void {
     ]);
     expect((await responses().get(tenantId, a))?.status).toBe('completed');
     expect((await responses().get(tenantId, b))?.status).toBe('in_progress');
-    expect((await responses().get(tenantId, c))?.status).toBe('failed');
+    expect((await responses().get(tenantId, c))?.status).toBe('incomplete');
     await responses().put([]);
   });
 
@@ -154,6 +156,17 @@ export function responseCases(store: StoreContext): void {
     expect((await responses().findItems(tenantId, ['msg_secret'])).size).toBe(0);
     expect(await responses().delete(tenantId, record.id)).toBe(false);
     expect(await responses().delete(tenantId, 'resp_never_was')).toBe(false);
+    // Deleted while the outbox still carried it (Redis knew it): its later write does not create it.
+    const late = stored(tenantId, 'completed', { output: [answer('out_late', 'late')] });
+    expect(await responses().delete(tenantId, late.id, true)).toBe(false);
+    await responses().put([late]);
+    expect(await responses().get(tenantId, late.id)).toBeNull();
+    expect((await responses().findItems(tenantId, ['out_late'])).size).toBe(0);
+    // Without `known`, an id the store never had leaves nothing behind.
+    const unknown = stored(tenantId, 'completed');
+    expect(await responses().delete(tenantId, unknown.id)).toBe(false);
+    await responses().put([unknown]);
+    expect(await responses().get(tenantId, unknown.id)).not.toBeNull();
   });
 
   it('pages input items by position, both orders, after an item, with has-more', async () => {
@@ -231,10 +244,13 @@ export function responseCases(store: StoreContext): void {
     await responses().delete(tenantId, deleted.id);
     const mine = (list: Array<{ tenantId: string; id: string }>) => list.filter((entry) => entry.tenantId === tenantId).map((entry) => entry.id);
     expect(mine(await responses().listUnfinished(at(5), 100))).toEqual([oldest.id, running.id, third.id]);
-    expect(await responses().listUnfinished(at(5), 2)).toEqual([
-      { tenantId, id: oldest.id },
-      { tenantId, id: running.id },
+    const page = await responses().listUnfinished(at(5), 2);
+    expect(page).toEqual([
+      { tenantId, id: oldest.id, createdAt: at(1) },
+      { tenantId, id: running.id, createdAt: at(2) },
     ]);
+    // The next page starts after the last row of this one.
+    expect(mine(await responses().listUnfinished(at(5), 100, page[1]))).toEqual([third.id]);
     expect(mine(await responses().listUnfinished(at(2), 100))).toEqual([oldest.id]);
   });
 

@@ -8,8 +8,11 @@ import { uid, type StoreContext } from './context.ts';
 export function webhookCases(store: StoreContext): void {
   const webhooks = () => store.repo().webhooks;
 
+  // Ids that sort in creation order, as the gateway's ULIDs do: two endpoints made in one millisecond are then listed in order.
+  let made = 0;
   async function endpoint(tenantId: string, events: WebhookEndpoint['events'] = ['response.completed']): Promise<WebhookEndpoint> {
-    return webhooks().create({ id: `wh_${uid()}`, tenantId, url: `https://hooks.example.com/${uid()}`, events, secret: `whsec_${uid()}` });
+    const id = `wh_${String(++made).padStart(6, '0')}${uid()}`;
+    return webhooks().create({ id, tenantId, url: `https://hooks.example.com/${uid()}`, events, secret: `whsec_${uid()}` });
   }
 
   function delivery(of: WebhookEndpoint, attempt: number, createdAt: Date, fields: Partial<WebhookDelivery> = {}): WebhookDelivery {

@@ -129,6 +129,33 @@ describe('finishRequest', () => {
     expect(await redis.lrange(outbox.key, 0, 2)).toEqual(['usage', 'event completed', 'response completed']);
   });
 
+  it('a call repeated after a lost reply finds its own end and says it wrote it, so that its records are pushed (on a cluster, by the caller)', async () => {
+    const budgetKeys = await reservedKeys();
+    const stateKey = keys.response(tenant, `resp_${requestId}`);
+    const ending: StateEnding = {
+      key: stateKey,
+      ttlMs: 5_000,
+      fields: [
+        ['status', 'completed'],
+        ['request', requestId],
+      ],
+      mustExist: true,
+      records: ['response'],
+    };
+    await redis.hset(stateKey, 'status', 'in_progress', 'request', requestId);
+    expect(await finishWithState(budgetKeys, events(1), null, ending)).toEqual({ settled: true, stateWritten: true });
+    expect(await finishWithState(budgetKeys, events(1), null, ending)).toEqual({ settled: false, stateWritten: true });
+    // Another request's end, or another status, is not this one's.
+    const other: StateEnding = {
+      ...ending,
+      fields: [
+        ['status', 'failed'],
+        ['request', requestId],
+      ],
+    };
+    expect(await finishWithState(budgetKeys, events(1), null, other)).toEqual({ settled: false, stateWritten: false });
+  });
+
   it("writes no state of a background response whose state Redis lost, but a stored one's it makes", async () => {
     const budgetKeys = await reservedKeys();
     const stateKey = keys.response(tenant, `resp_${requestId}`);

@@ -35,7 +35,9 @@
   A kept response's state, and the records that go with it, are written unless it is final
   already (a response cancelled or deleted meanwhile stays so), or is a background response of
   which Redis lost the state (the reaper fails it in the store): its usage is recorded and charged
-  all the same. On a cluster the caller pushes the K records itself, when the state was written.
+  all the same. The state's `status` is ARGV[firstField + 1] and its `request` field names the
+  request, so a repeated call finds its own end and writes it again. On a cluster the caller pushes
+  the K records itself, when the state was written.
 
   Returns { 1 when the reservation was settled now, else 0; 1 when the state was written, else 0 }.
 
@@ -89,7 +91,10 @@ local settled = settle(KEYS[2], KEYS[3], { unpack(KEYS, 4, last) }, id, tonumber
 local written = 0
 if state then
   local status = redis.call('HGET', state, 'status')
-  if not (FINAL[status or ''] or (not status and ARGV[13] == '1')) then
+  -- This request's own end already there: a call repeated after a lost reply writes it again, so
+  -- that its caller pushes the records that go with it (they are idempotent where they land).
+  local again = status == ARGV[firstField + 1] and redis.call('HGET', state, 'request') == id
+  if again or not (FINAL[status or ''] or (not status and ARGV[13] == '1')) then
     redis.call('HSET', state, unpack(ARGV, firstField, firstEvent - 1))
     redis.call('PEXPIRE', state, ARGV[11])
     if keptRecords > 0 and outbox then redis.call('LPUSH', outbox, unpack(ARGV, firstKept, firstField - 1)) end

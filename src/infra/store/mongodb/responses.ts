@@ -7,7 +7,7 @@
  */
 import mongoose, { type Model, type QueryFilter } from 'mongoose';
 import type { ResponseRepository, StoredItem, StoredResponse } from '../repository.ts';
-import { DEFAULT_RETENTION_DAYS, FINAL_RESPONSE_STATUSES, TOMBSTONE_MARGIN_DAYS, UNFINISHED_RESPONSE_STATUSES, itemRowsOf } from '../response-fields.ts';
+import { DEFAULT_RETENTION_DAYS, TOMBSTONE_MARGIN_DAYS, UNFINISHED_RESPONSE_STATUSES, itemRowsOf } from '../response-fields.ts';
 import type { DataPolicyDocument } from './policies.ts';
 import { responseKey, type ResponseDocument, type ResponseItemDocument, type ResponseModels } from './response-models.ts';
 
@@ -25,9 +25,12 @@ const parseItem = (doc: Pick<ResponseItemDocument, 'item_json'>): StoredItem => 
  * for none), or false when the record was refused (a final answer or a tombstone stands).
  */
 async function switchTo(Responses: Model<ResponseDocument>, record: StoredResponse, rev: string): Promise<string | null | false> {
-  const final = FINAL_RESPONSE_STATUSES.includes(record.status);
-  const filter: QueryFilter<ResponseDocument> = { _id: responseKey(record.tenantId, record.id), deleted_at: null };
-  if (!final) filter.status = { $in: UNFINISHED_RESPONSE_STATUSES };
+  // Only a response not final yet is replaced: the first final one stays.
+  const filter: QueryFilter<ResponseDocument> = {
+    _id: responseKey(record.tenantId, record.id),
+    deleted_at: null,
+    status: { $in: UNFINISHED_RESPONSE_STATUSES },
+  };
   const change = {
     tenant_id: record.tenantId,
     id: record.id,
@@ -145,13 +148,22 @@ export function createResponseRepository(models: ResponseModels, DataPolicies: M
       for (const record of records) await putOne(models, record);
     },
     get: (tenantId, id) => readStored(models, tenantId, id),
-    async delete(tenantId, id) {
+    async delete(tenantId, id, known = false) {
       const content = { status: null, response_json: null, previous_response_id: null, background: false, expires_at: null, rev: null, input_count: 0 };
       const tombstoned = await Responses.updateOne(
         { _id: responseKey(tenantId, id), deleted_at: null },
         { $set: { ...content, deleted_at: new Date() } },
       ).exec();
-      if (tombstoned.matchedCount === 0) return false;
+      if (tombstoned.matchedCount === 0) {
+        // The id of a response deleted before the outbox carried it here, kept as a tombstone.
+        if (known)
+          await Responses.updateOne(
+            { _id: responseKey(tenantId, id) },
+            { $setOnInsert: { ...content, tenant_id: tenantId, id, created_at: new Date(), deleted_at: new Date() } },
+            { upsert: true },
+          ).exec();
+        return false;
+      }
       await Items.deleteMany({ tenant_id: tenantId, response_id: id }).exec();
       return true;
     },
@@ -203,16 +215,21 @@ export function createResponseRepository(models: ResponseModels, DataPolicies: M
       }
       return new Map([...found].map(([id, item]) => [id, parseItem(item)]));
     },
-    async listUnfinished(before, limit) {
-      const docs = await Responses.find(
-        { background: true, status: { $in: UNFINISHED_RESPONSE_STATUSES }, created_at: { $lt: before } },
-        { tenant_id: 1, id: 1 },
-      )
+    async listUnfinished(before, limit, after = null) {
+      const filter: QueryFilter<ResponseDocument> = { background: true, status: { $in: UNFINISHED_RESPONSE_STATUSES }, created_at: { $lt: before } };
+      // After the cursor in (created_at, tenant_id, id) order.
+      if (after)
+        filter.$or = [
+          { created_at: { $gt: after.createdAt } },
+          { created_at: after.createdAt, tenant_id: { $gt: after.tenantId } },
+          { created_at: after.createdAt, tenant_id: after.tenantId, id: { $gt: after.id } },
+        ];
+      const docs = await Responses.find(filter, { tenant_id: 1, id: 1, created_at: 1 })
         .sort({ created_at: 1, tenant_id: 1, id: 1 })
         .limit(limit)
-        .lean<Array<Pick<ResponseDocument, 'tenant_id' | 'id'>>>()
+        .lean<Array<Pick<ResponseDocument, 'tenant_id' | 'id' | 'created_at'>>>()
         .exec();
-      return docs.map((doc) => ({ tenantId: doc.tenant_id, id: doc.id }));
+      return docs.map((doc) => ({ tenantId: doc.tenant_id, id: doc.id, createdAt: doc.created_at }));
     },
     async sweep(now, limit) {
       const policies = await DataPolicies.find({}, { retention_days: 1 }).lean<Array<Pick<DataPolicyDocument, '_id' | 'retention_days'>>>().exec();

@@ -30,7 +30,12 @@ const UPSERT = `
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
   ON CONFLICT (tenant_id, id) DO UPDATE SET status = EXCLUDED.status, background = EXCLUDED.background, response = EXCLUDED.response,
     previous_response_id = EXCLUDED.previous_response_id, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
-  WHERE responses.deleted_at IS NULL AND (EXCLUDED.status IN (${FINAL}) OR responses.status NOT IN (${FINAL}))`;
+  WHERE responses.deleted_at IS NULL AND responses.status NOT IN (${FINAL})`;
+// The id of a response deleted before the outbox carried it here, kept as a tombstone.
+const TOMBSTONE = `
+  INSERT INTO responses (tenant_id, id, status, background, response, previous_response_id, created_at, expires_at, deleted_at)
+  VALUES ($1, $2, NULL, false, NULL, NULL, now(), NULL, now())
+  ON CONFLICT (tenant_id, id) DO NOTHING`;
 
 // A response whose id is new, with its items, in one statement: the common case (an accepted
 // background response, a synchronous one's end) costs one round trip, not a transaction's five.
@@ -86,7 +91,8 @@ const FIND_ITEMS = `
   ORDER BY i.item_id, i.kind = 'output' DESC, r.created_at DESC, r.id DESC`;
 
 const LIST_UNFINISHED = `
-  SELECT tenant_id, id FROM responses WHERE background AND status IN (${UNFINISHED}) AND created_at < $1
+  SELECT tenant_id, id, created_at FROM responses WHERE background AND status IN (${UNFINISHED}) AND created_at < $1
+    AND ($3::timestamptz IS NULL OR (created_at, tenant_id, id) > ($3::timestamptz, $4::text, $5::text))
   ORDER BY created_at, tenant_id, id LIMIT $2`;
 
 // Past `expires_at`, or older than the tenant's retention ($3 days without a policy). The first
@@ -186,7 +192,7 @@ export function createResponseRepository(pool: Pool): ResponseRepository {
       const result = await pool.query<ResponseRow>(GET, [tenantId, id]);
       return result.rows[0] ? toStored(result.rows[0]) : null;
     },
-    delete(tenantId, id) {
+    delete(tenantId, id, known = false) {
       return inTransaction(pool, async (client) => {
         // The row lock first, so that a put in flight has committed its items before they are deleted.
         const tombstoned = await client.query(
@@ -194,7 +200,10 @@ export function createResponseRepository(pool: Pool): ResponseRepository {
            WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
           [tenantId, id],
         );
-        if (tombstoned.rowCount === 0) return false;
+        if (tombstoned.rowCount === 0) {
+          if (known) await client.query(TOMBSTONE, [tenantId, id]);
+          return false;
+        }
         await client.query('DELETE FROM response_items WHERE tenant_id = $1 AND response_id = $2', [tenantId, id]);
         return true;
       });
@@ -210,9 +219,15 @@ export function createResponseRepository(pool: Pool): ResponseRepository {
       const result = await pool.query<{ item_id: string; item: StoredItem }>(FIND_ITEMS, [tenantId, [...new Set(ids)]]);
       return new Map(result.rows.map((row) => [row.item_id, row.item]));
     },
-    async listUnfinished(before, limit) {
-      const result = await pool.query<{ tenant_id: string; id: string }>(LIST_UNFINISHED, [before, limit]);
-      return result.rows.map((row) => ({ tenantId: row.tenant_id, id: row.id }));
+    async listUnfinished(before, limit, after = null) {
+      const result = await pool.query<{ tenant_id: string; id: string; created_at: Date }>(LIST_UNFINISHED, [
+        before,
+        limit,
+        after?.createdAt ?? null,
+        after?.tenantId ?? null,
+        after?.id ?? null,
+      ]);
+      return result.rows.map((row) => ({ tenantId: row.tenant_id, id: row.id, createdAt: row.created_at }));
     },
     async sweep(now, limit) {
       const swept = await pool.query(SWEEP_RESPONSES, [now, limit, DEFAULT_RETENTION_DAYS]);

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Queue } from 'bullmq';
-import { InvalidValueError, ResourceNotFoundError } from '../../../errors/gateway-error.ts';
+import { InvalidValueError, NotCancellableError, ResourceNotFoundError } from '../../../errors/gateway-error.ts';
 import type { JobBatch } from '../../../infra/queue/job.ts';
 import type { RequestJob } from '../../../operations/index.ts';
 import type { KeptResponse, KeptResponses } from '../../../infra/responses/kept-responses.ts';
@@ -27,8 +27,10 @@ export interface ResponseRouteDeps {
   /** The request queue's shards, to take back a cancelled response's job that no worker has started. */
   queues: ReadonlyArray<Queue<JobBatch>>;
   admission: Pick<Admission, 'giveBack'>;
-  /** Tells the workers to stop a running request. */
-  cancelRunning(requestId: string): Promise<void>;
+  /** Tells the workers to stop a running request (of that queue shard). */
+  cancelRunning(shard: number, requestId: string): Promise<void>;
+  /** Ends the events of a request whose job was taken back, for the stream that waits on them. */
+  endStream(tenantId: string, requestId: string, replyChannel: string): Promise<void>;
   /** Follows a request's events from its stream, after the gateway's sequence number `afterSeq`, until its end. */
   follow(tenantId: string, requestId: string, afterSeq: number, finished: boolean): Dispatch;
   /** Records a response cancelled here (its worker's end records none) and sends its webhook event. */
@@ -39,7 +41,8 @@ export interface ResponseRouteDeps {
   keptTtlMs: number;
 }
 
-const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
+// Any id is looked up: one of no response, however long, is a 404 (the URL's own limit bounds it).
+const IdParams = Type.Object({ id: Type.String({ minLength: 1 }) });
 
 const RetrieveQuery = Type.Object({
   stream: Type.Optional(Type.String()),
@@ -138,20 +141,21 @@ async function takeBack(deps: ResponseRouteDeps, kept: KeptResponse, tenantId: s
   );
   if (!removed) return false;
   await deps.admission.giveBack({ tenantId, requestId: live.requestId, claimKey: data.idempotencyKey, budgetKeys: data.budgetKeys });
+  if (live.stream) await deps.endStream(tenantId, live.requestId, data.replyChannel);
   return true;
 }
 
 /** Cancels a background response; a finished one is answered as it is. */
 async function cancel(deps: ResponseRouteDeps, tenantId: string, id: string): Promise<Record<string, unknown>> {
   const kept = await mustFind(deps, tenantId, id);
-  if (!kept.background) throw new InvalidValueError('response_id', 'Only a background response can be cancelled.');
+  if (!kept.background) throw new NotCancellableError(id);
   if (isFinal(kept.status) || !kept.live) return kept.body;
   const cancelled = { ...kept.body, status: 'cancelled' };
   const found = await deps.kept.states.cancel(tenantId, id, JSON.stringify(cancelled));
   if (found !== 'queued' && found !== 'in_progress') return (await mustFind(deps, tenantId, id)).body;
   // The state is cancelled now: the worker's end leaves it so and records nothing of the response
   // (its usage only), so its final record and webhook event are this one's to send.
-  if (!(found === 'queued' && (await takeBack(deps, kept, tenantId)))) await deps.cancelRunning(kept.live.requestId);
+  if (!(found === 'queued' && (await takeBack(deps, kept, tenantId)))) await deps.cancelRunning(kept.live.shard, kept.live.requestId);
   await deps.ended({
     id,
     tenantId,
@@ -180,7 +184,11 @@ export async function responseRoutes(app: FastifyInstance, deps: ResponseRouteDe
   });
   routes.delete('/v1/responses/:id', { schema: { params: IdParams }, config }, async (request) => {
     const { id } = request.params;
-    if (!(await deps.kept.delete(request.principal.tenantId, id, deps.keptTtlMs))) throw notFound(id);
+    const { tenantId } = request.principal;
+    const live = (await deps.kept.find(tenantId, id))?.live;
+    if (!(await deps.kept.delete(tenantId, id, deps.keptTtlMs))) throw notFound(id);
+    // A deleted response's job does no more work: a worker that takes it finds it deleted, one that runs it is stopped.
+    if (live && !isFinal(live.status)) await deps.cancelRunning(live.shard, live.requestId);
     return { id, object: 'response', deleted: true };
   });
   routes.post('/v1/responses/:id/cancel', { schema: { params: IdParams }, config }, async (request, reply) => {
