@@ -6,6 +6,7 @@
  */
 import type { ResponseRepository, ResponseStatus, StoredItem, StoredItemPage, StoredResponse } from '../store/repository.ts';
 import { isFinal, type LiveResponse, type ResponseStates } from './response-state.ts';
+import { CoalescedWrites } from './coalesced-writes.ts';
 
 /** A kept response as a reader sees it. */
 export interface KeptResponse {
@@ -78,10 +79,13 @@ export function responseIdOfItem(itemId: string): string | null {
 export class KeptResponses {
   readonly #states: ResponseStates;
   readonly #store: ResponseRepository;
+  // Accepted responses arriving together go to the store in one statement.
+  readonly #accepted: CoalescedWrites<StoredResponse>;
 
   constructor(states: ResponseStates, store: ResponseRepository) {
     this.#states = states;
     this.#store = store;
+    this.#accepted = new CoalescedWrites((records) => store.put(records));
   }
 
   get states(): ResponseStates {
@@ -95,7 +99,7 @@ export class KeptResponses {
    */
   async accept(record: StoredResponse, live: LiveResponse, windowMs: number): Promise<void> {
     await this.#states.accept(record.tenantId, record.id, live, windowMs);
-    await this.#store.put([record]);
+    await this.#accepted.write(record);
   }
 
   /** The accepted response's job is queued: its state lives as long as it may wait, run and be polled. */

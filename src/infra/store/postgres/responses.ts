@@ -37,20 +37,27 @@ const TOMBSTONE = `
   VALUES ($1, $2, NULL, false, NULL, NULL, now(), NULL, now())
   ON CONFLICT (tenant_id, id) DO NOTHING`;
 
-// A response whose id is new, with its items, in one statement: the common case (an accepted
-// background response, a synchronous one's end) costs one round trip, not a transaction's five.
-// No row written (the id exists, or is a tombstone): the caller applies the replace rules.
+// Responses whose ids are new, with their items, in one statement: the common case (accepted
+// background responses, synchronous ones' ends) costs one round trip for a whole batch, not a
+// transaction of five per record. Rows go in key order, as the transaction's do, so that two
+// batches cannot deadlock. Returns the rows written; an id that exists (or is a tombstone) is not,
+// and the caller applies the replace rules to it.
 const INSERT_NEW = `
-  WITH written AS (
+  WITH input AS (
+    SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(tenant_id text, id text, status text, background boolean, response jsonb,
+      previous_response_id text, created_at timestamptz, expires_at timestamptz, items jsonb)
+  ), written AS (
     INSERT INTO responses (tenant_id, id, status, background, response, previous_response_id, created_at, expires_at)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    SELECT tenant_id, id, status, background, response, previous_response_id, created_at, expires_at FROM input ORDER BY tenant_id, id
     ON CONFLICT (tenant_id, id) DO NOTHING
     RETURNING tenant_id, id
   ), items AS (
     INSERT INTO response_items (tenant_id, response_id, kind, position, item_id, item)
-    SELECT w.tenant_id, w.id, x.kind, x.position, x.item->>'id', x.item FROM written w, jsonb_to_recordset($9::jsonb) AS x(kind text, position integer, item jsonb)
+    SELECT w.tenant_id, w.id, i.kind, i.position, i.item->>'id', i.item
+    FROM written w JOIN input r ON r.tenant_id = w.tenant_id AND r.id = w.id,
+      jsonb_to_recordset(r.items) AS i(kind text, position integer, item jsonb)
   )
-  SELECT count(*)::integer AS written FROM written`;
+  SELECT tenant_id, id FROM written`;
 const INSERT_ITEMS = `
   INSERT INTO response_items (tenant_id, response_id, kind, position, item_id, item)
   SELECT $1, $2, x.kind, x.position, x.item->>'id', x.item FROM jsonb_to_recordset($3::jsonb) AS x(kind text, position integer, item jsonb)`;
@@ -155,22 +162,24 @@ async function putOne(client: PoolClient, record: StoredResponse): Promise<void>
   if (items.length > 0) await client.query(INSERT_ITEMS, [tenantId, id, toJson(items)]);
 }
 
-/** Writes a response whose id is new; false when the id exists (or existed). */
-async function insertNew(pool: Pool, record: StoredResponse): Promise<boolean> {
-  const { tenantId, id } = record;
-  const result = await pool.query<{ written: number }>(INSERT_NEW, [
-    tenantId,
-    id,
-    record.status,
-    record.background,
-    toJson(record.response),
-    record.previousResponseId,
-    record.createdAt,
-    record.expiresAt,
-    toJson(itemRowsOf(record)),
-  ]);
-  return result.rows[0]?.written === 1;
+/** Writes the responses whose ids are new (each id's first record of the batch); returns the keys written. */
+async function insertNew(pool: Pool, records: readonly StoredResponse[]): Promise<Set<string>> {
+  const rows = records.map((record) => ({
+    tenant_id: record.tenantId,
+    id: record.id,
+    status: record.status,
+    background: record.background,
+    response: record.response,
+    previous_response_id: record.previousResponseId,
+    created_at: record.createdAt,
+    expires_at: record.expiresAt,
+    items: itemRowsOf(record),
+  }));
+  const result = await pool.query<{ tenant_id: string; id: string }>(INSERT_NEW, [toJson(rows)]);
+  return new Set(result.rows.map((row) => keyOf(row.tenant_id, row.id)));
 }
+
+const keyOf = (tenantId: string, id: string): string => `${tenantId}\n${id}`;
 
 const byKey = (a: StoredResponse, b: StoredResponse): number =>
   a.tenantId === b.tenantId ? (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) : a.tenantId < b.tenantId ? -1 : 1;
@@ -178,9 +187,15 @@ const byKey = (a: StoredResponse, b: StoredResponse): number =>
 /** The ResponseRepository over `pool`. */
 export function createResponseRepository(pool: Pool): ResponseRepository {
   return {
-    async put(records) {
+    async put(all) {
+      if (all.length === 0) return;
+      // Each id's first record tries the one-statement insert; what it did not write (an id that
+      // exists, a later record of an id) takes the replace rules, in the batch's order.
+      const firsts = new Map<string, StoredResponse>();
+      for (const record of all) if (!firsts.has(keyOf(record.tenantId, record.id))) firsts.set(keyOf(record.tenantId, record.id), record);
+      const inserted = await insertNew(pool, [...firsts.values()]);
+      const records = all.filter((record) => !(inserted.has(keyOf(record.tenantId, record.id)) && firsts.get(keyOf(record.tenantId, record.id)) === record));
       if (records.length === 0) return;
-      if (records.length === 1 && (await insertNew(pool, records[0] as StoredResponse))) return;
       // One transaction per batch, its rows locked in one order (a stable sort keeps an id's records in
       // the batch's order), so two batches over the same ids cannot deadlock.
       const sorted = [...records].sort(byKey);
