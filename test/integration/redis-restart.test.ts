@@ -4,30 +4,22 @@
  * Web and worker processes against a private redis-server the test restarts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import OpenAI, { APIError } from 'openai';
 import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';
 import { freePort } from '../helpers/free-port.ts';
+import { startRedisServer } from '../helpers/restartable-redis.ts';
 
 let port: number;
 let redisServer: ChildProcess;
 let gateway: GatewayUnderTest;
 
-async function startRedis(): Promise<ChildProcess> {
-  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const probe = new Redis(port, '127.0.0.1', { retryStrategy: () => 50 });
-  probe.on('error', () => undefined);
-  await probe.ping();
-  await probe.quit();
-  return server;
-}
-
 beforeAll(async () => {
   port = await freePort();
-  redisServer = await startRedis();
+  redisServer = await startRedisServer(port);
   // No worker: the jobs wait in the queue, for a pickup deadline far longer than the test; one job per request.
   gateway = await startGateway({
     catalog: testCatalog('http://127.0.0.1:9/v1'),
@@ -65,7 +57,7 @@ describe('Redis restarted without its data', () => {
     redisServer.kill('SIGKILL');
     await once(redisServer, 'exit');
     const restartedAt = Date.now();
-    redisServer = await startRedis();
+    redisServer = await startRedisServer(port);
     const errors = await Promise.all(waiting);
     const took = Date.now() - restartedAt;
     for (const error of errors) {

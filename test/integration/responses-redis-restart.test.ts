@@ -6,15 +6,15 @@
  * redis-server the test restarts, the openai SDK as client.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { Redis } from 'ioredis';
 import OpenAI, { APIError } from 'openai';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { startGateway, stopProcess, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';
 import { freePort } from '../helpers/free-port.ts';
+import { startRedisServer } from '../helpers/restartable-redis.ts';
 import { eventually } from '../helpers/http.ts';
 import { settleAll } from '../helpers/background-responses.ts';
 
@@ -28,25 +28,16 @@ let upstream: FakeUpstream;
 let gateway: GatewayUnderTest;
 let client: OpenAI;
 
-async function startRedis(): Promise<ChildProcess> {
-  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const probe = new Redis(port, '127.0.0.1', { retryStrategy: () => 50 });
-  probe.on('error', () => undefined);
-  await probe.ping();
-  await probe.quit();
-  return server;
-}
-
 /** Kills the private Redis and starts an empty one on the same port. */
 async function restartRedisEmpty(): Promise<void> {
   redisServer.kill('SIGKILL');
   await once(redisServer, 'exit');
-  redisServer = await startRedis();
+  redisServer = await startRedisServer(port);
 }
 
 beforeAll(async () => {
   port = await freePort();
-  redisServer = await startRedis();
+  redisServer = await startRedisServer(port);
   upstream = await startFakeUpstream();
   // No worker at first: the jobs wait in the queue; one job per request, a running one holds the only slot.
   gateway = await startGateway({

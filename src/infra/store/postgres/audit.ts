@@ -4,6 +4,7 @@ import { GENESIS_HASH, auditEventHash, verifyChain } from '../../../domain/audit
 import { checkChainEnd } from '../audit-chain-end.ts';
 import type { AuditEvent, AuditEventInput, AuditFilter, AuditRepository } from '../repository.ts';
 import { fromAuditFields, toAuditFields, type AuditFields } from '../audit-fields.ts';
+import { inTransaction } from './transaction.ts';
 
 // bigint arrives as a string.
 type AuditRow = Omit<AuditFields, 'seq'> & { seq: string };
@@ -29,25 +30,6 @@ const VERIFY_PAGE = 1000;
 
 function toEvent(row: AuditRow): AuditEvent {
   return fromAuditFields({ ...row, seq: Number(row.seq) });
-}
-
-async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let healthy = true;
-  try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    healthy = await client.query('ROLLBACK').then(
-      () => true,
-      () => false,
-    );
-    throw error;
-  } finally {
-    client.release(!healthy);
-  }
 }
 
 /** Locks the chain ends of `tenants` (creating missing ones at seq 0), always in the same order. */
