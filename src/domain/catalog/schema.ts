@@ -27,6 +27,9 @@ export const MODEL_FIELDS = {
   cache_write_price_per_mtok: Type.Optional(
     Type.Number({ minimum: 0, description: "Per million prompt tokens written to the provider's cache; absent: the input price." }),
   ),
+  batch_price: Type.Optional(
+    Type.Number({ exclusiveMinimum: 0, maximum: 1, description: 'A batch line costs this fraction of the live prices; absent: 1 (the live price).' }),
+  ),
   rejected_params: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
 };
 
