@@ -13,6 +13,7 @@ import type { SseFraming } from './sse-framing.ts';
 import type { TenantSettings } from '../domain/tenants/tenant-settings.ts';
 import type { KeptAnswer } from '../infra/responses/kept-answer.ts';
 import type { ConversationStore } from './responses/conversation.ts';
+import type { TextReplacer } from '../domain/pii/apply-policy.ts';
 
 /** What resolving a request may read besides its body. */
 export interface PlanContext {
@@ -55,8 +56,6 @@ export interface DetachedRequest {
   opening: string;
 }
 
-/** Replaces one text of a body; `param` says where it is, as the client would name it. */
-export type TextReplacer = (text: string, param: string) => string;
 
 /**
  * One operation as the web tier serves it: `Body` as the door validated it, `Planned` the body to

@@ -3,7 +3,7 @@ import { Queue } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { ulid } from 'ulid';
-import type { Config, Env } from '../config.ts';
+import type { Config } from '../config.ts';
 import { buildApp } from './app.ts';
 import { loadCatalogFile } from '../domain/catalog/load-catalog.ts';
 import type { CatalogFile } from '../domain/catalog/schema.ts';
@@ -15,12 +15,13 @@ import type { TenantAdminDeps } from '../domain/tenants/tenant-admin.ts';
 import { createJwtVerifier } from './auth/jwt/jwt-verifier.ts';
 import { RequestDispatcher } from '../infra/queue/dispatcher.ts';
 import { JobBatcher } from '../infra/queue/job-batcher.ts';
-import type { AdmissionDefaults, RequestPorts } from './admission/handle-request.ts';
+import type { RequestPorts } from './admission/handle-request.ts';
+import { admissionDefaultsOf, createAdmission } from '../domain/admission/admission-ports.ts';
 import { createStore } from '../infra/store/create-store.ts';
 import type { Repository } from '../infra/store/repository.ts';
 import { createRedisKeys, REQUEST_QUEUE, QUEUE_EVENTS_MAX_LEN, type RedisKeys } from '../infra/redis/keys.ts';
 import { type RedisClient, assertNoEviction, boundedWait, closeRedis, connectRedis } from '../infra/redis/connections.ts';
-import { defineScripts, type ScriptedRedis } from '../infra/redis/scripts.ts';
+import { defineScripts } from '../infra/redis/scripts.ts';
 import { ReplyChannel } from '../infra/events/reply-channel.ts';
 import { listenForInvalidations } from '../infra/redis/invalidations.ts';
 import type { JobBatch } from '../infra/queue/job.ts';
@@ -34,9 +35,6 @@ import type { BudgetAdminDeps } from '../domain/budget/budget-admin.ts';
 import { BudgetLedger } from '../domain/budget/budget-ledger.ts';
 import { storeSpendSource } from '../domain/budget/store-spend-source.ts';
 import { TenantSettingsCache } from '../domain/tenants/tenant-settings.ts';
-import { RateLimiter } from '../domain/rate-limit/rate-limiter.ts';
-import { IDEMPOTENCY_TTL_MS, IdempotencyStore } from '../domain/idempotency/idempotency-store.ts';
-import { Admission, type GiveBackFailure } from '../domain/admission/admission.ts';
 import { followEvents } from '../infra/events/follow-events.ts';
 import { TRACING_OFF, type Tracing } from '../infra/tracing/tracing.ts';
 import { createMetricsRegistry } from '../infra/metrics/registry.ts';
@@ -116,31 +114,6 @@ const RESUME_POLL_MS = 200;
 // normally): past it, the response of a web process that died in between is the reaper's.
 const ACCEPT_WINDOW_MS = 60_000;
 
-/** The admission port: what it could not give back is logged against the request. */
-function admissionOf(commands: ScriptedRedis, keys: RedisKeys, ledger: BudgetLedger, log: Logger): Admission {
-  const onGiveBackFailed: GiveBackFailure = (error, part, taken) =>
-    log.warn({ err: error, reqId: taken.requestId }, part === 'claim' ? 'releasing the idempotency key failed' : 'releasing the budget reservation failed');
-  return new Admission({
-    redis: commands,
-    limiter: new RateLimiter({ redis: commands, keys }),
-    idempotency: new IdempotencyStore({ redis: commands, keys, ttlMs: IDEMPOTENCY_TTL_MS }),
-    ledger,
-    onGiveBackFailed,
-  });
-}
-
-/** The defaults of admission where a tenant's plan sets none. */
-function admissionDefaultsOf(env: Env): AdmissionDefaults {
-  return {
-    rateLimits: {
-      tenant: { requestsPerMinute: env.TENANT_RPM, tokensPerMinute: env.TENANT_TPM },
-      key: { requestsPerMinute: env.KEY_RPM, tokensPerMinute: env.KEY_TPM },
-    },
-    maxQueued: env.TENANT_MAX_QUEUED,
-    requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
-  };
-}
-
 /** The web process's composition root: connections, store, catalog and app, built once; the app serves `operations`. */
 export async function startWebTier(config: Config, log: Logger, tracing: Tracing = TRACING_OFF, operations: Operations = OPERATIONS): Promise<WebTier> {
   const { env } = config;
@@ -205,7 +178,7 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
       },
     },
     settings: new TenantSettingsCache(repository, env.PII_DEFAULT_MODE, env.SETTINGS_CACHE_TTL_MS),
-    admission: admissionOf(commands, keys, ledger, log),
+    admission: createAdmission(commands, keys, ledger, log),
     // The job is the request's own: addressed in place rather than copied on every request.
     dispatch: (job, options) => dispatcher.dispatch(Object.assign(job, { replyChannel: replies.channel }), options),
     follow: (tenantId, requestId, afterSeq, finished) =>

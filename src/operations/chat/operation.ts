@@ -2,7 +2,8 @@
 import { estimateTokens, promptTokensUpperBound } from '../../providers/shared/tokens.ts';
 import type { ChatMessage } from '../../wire/openai-chat.ts';
 import { openAiDataFraming } from '../sse-framing.ts';
-import type { TextReplacer, WebOperation } from '../web-operation.ts';
+import type { WebOperation } from '../web-operation.ts';
+import type { TextReplacer } from '../../domain/pii/apply-policy.ts';
 import type { ChatPayload } from './payload.ts';
 import type { ChatCompletionBody, ChatCompletionRequest } from './request-schema.ts';
 import { requestShape } from './request-shape.ts';

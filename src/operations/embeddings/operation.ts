@@ -3,7 +3,8 @@ import { estimateTokens } from '../../providers/shared/tokens.ts';
 import { inputItems } from '../../providers/shared/embeddings.ts';
 import { openAiDataFraming } from '../sse-framing.ts';
 import type { EmbeddingsBody } from '../../wire/openai-embeddings.ts';
-import type { TextReplacer, WebOperation } from '../web-operation.ts';
+import type { WebOperation } from '../web-operation.ts';
+import type { TextReplacer } from '../../domain/pii/apply-policy.ts';
 import type { EmbeddingsPayload } from './payload.ts';
 import { resolveEmbeddingsModel } from './resolve-model.ts';
 

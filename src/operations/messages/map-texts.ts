@@ -10,7 +10,7 @@
  */
 import { isRecord } from '../../wire/json.ts';
 import type { ContentBlockParam, MessageParam, MessagesRequest, NestedBlock, Source } from '../../wire/anthropic-messages.ts';
-import type { TextReplacer } from '../web-operation.ts';
+import type { TextReplacer } from '../../domain/pii/apply-policy.ts';
 
 // The blocks whose `content` a client writes; a server tool's result is the provider's own.
 const CONTENT_HOLDERS = new Set(['tool_result', 'search_result']);

@@ -1,6 +1,6 @@
 /** The texts of a Responses request that the PII policy reads and may mask: instructions, message texts, tool outputs, compaction summaries. */
 import type { InputContentPart, InputItem, ResponsesRequest } from '../../wire/openai-responses.ts';
-import type { TextReplacer } from '../web-operation.ts';
+import type { TextReplacer } from '../../domain/pii/apply-policy.ts';
 import { carriedSummary, carrySummary } from './compaction-summary.ts';
 
 function mapContent(content: string | InputContentPart[], at: string, replace: TextReplacer): string | InputContentPart[] {

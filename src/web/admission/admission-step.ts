@@ -4,8 +4,8 @@ import type { ReserveRequest } from '../../domain/budget/budget-ledger.ts';
 import type { Admission, AdmissionDecision } from '../../domain/admission/admission.ts';
 import { rateLimitHeaders } from '../../domain/rate-limit/rate-limiter.ts';
 import { IdempotencyKeyReusedError } from '../../errors/gateway-error.ts';
-import { rateCheckOf, rateLimitError, type TenantLimits } from './rate-limit-step.ts';
-import { reservationError } from './budget-step.ts';
+import { rateCheckOf, rateLimitError, type TenantLimits } from '../../domain/admission/rate-limits.ts';
+import { reservationError } from '../../domain/admission/reservation.ts';
 
 /** What admission let through: run this request (its claim and reservation made), or relay an earlier request's events. */
 export type Admitted = Extract<AdmissionDecision, { action: 'run' | 'relay' }>;

@@ -5,11 +5,12 @@ import type { Admission } from '../../domain/admission/admission.ts';
 import type { Operation } from '../../operations/operation.ts';
 import type { SseFraming } from '../../operations/sse-framing.ts';
 import { readFeature } from './feature.ts';
-import { limitsOf, type TenantLimits } from './rate-limit-step.ts';
+import { limitsOf } from '../../domain/admission/rate-limits.ts';
+import type { AdmissionDefaults } from '../../domain/admission/admission-ports.ts';
 import { readIdempotencyKey, readLastEventId } from './idempotency-step.ts';
-import { estimateCostMicros, reservationOf } from './budget-step.ts';
+import { estimateCostMicros, reservationOf } from '../../domain/admission/reservation.ts';
 import { admitRequest } from './admission-step.ts';
-import { buildJob, type UnaddressedJob } from './build-job.ts';
+import { buildJob, type UnaddressedJob } from '../../operations/build-job.ts';
 import { relayJson } from '../relay/relay-json.ts';
 import { relaySse, type SseOptions } from '../relay/relay-sse.ts';
 import type { DetachedOptions, DispatchOptions } from '../../infra/queue/dispatcher.ts';
@@ -18,7 +19,8 @@ import type { KeptAnswer } from '../../infra/responses/kept-answer.ts';
 import type { KeptResponse } from '../../infra/responses/kept-responses.ts';
 import type { Taken } from '../../domain/admission/admission.ts';
 import type { Dispatch } from '../../infra/events/event-queue.ts';
-import { applyPiiPolicy, auditPii } from './pii-step.ts';
+import { auditPii } from './pii-step.ts';
+import { applyPiiPolicy } from '../../domain/pii/apply-policy.ts';
 import type { AuditSink } from '../../domain/audit/audit-event.ts';
 import { InternalError, PiiDetectedError } from '../../errors/gateway-error.ts';
 import { carrierOf } from '../../infra/tracing/trace-carrier.ts';
@@ -56,16 +58,6 @@ export interface BackgroundPorts {
   find(tenantId: string, id: string): Promise<KeptResponse | null>;
   /** Removes an accepted response whose job could not be queued. */
   discard(tenantId: string, id: string): Promise<void>;
-}
-
-/** The configured defaults a request falls back on where its tenant's plan sets none. */
-export interface AdmissionDefaults {
-  /** 0: no limit. */
-  rateLimits: TenantLimits;
-  /** Requests of one tenant queued or running at once. */
-  maxQueued: number;
-  /** Longest a request may take once a worker runs it. */
-  requestTimeoutMs: number;
 }
 
 /** The ports a request passes through on the web tier, built once by the composition root. */

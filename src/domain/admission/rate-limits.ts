@@ -1,7 +1,7 @@
-import type { Principal } from '../../domain/access/roles.ts';
+import type { Principal } from '../access/roles.ts';
 import { RateLimitExceededError } from '../../errors/gateway-error.ts';
-import type { RateCheck, RateLimits } from '../../domain/rate-limit/rate-limiter.ts';
-import type { RateRefusal } from '../../domain/admission/admission.ts';
+import type { RateCheck, RateLimits } from '../rate-limit/rate-limiter.ts';
+import type { RateRefusal } from './admission.ts';
 import type { TenantPlan } from '../../infra/store/repository.ts';
 
 /** The limits of a tenant and of each of its keys. */
@@ -33,7 +33,7 @@ export function limitsOf(plan: TenantPlan | null, defaults: TenantLimits): Tenan
 }
 
 /** The rate check of one request, or null for a tenant whose plan sets no limit at all (it costs Redis nothing). */
-export function rateCheckOf(principal: Principal, tokens: number, limits: TenantLimits): RateCheck | null {
+export function rateCheckOf(principal: Pick<Principal, 'tenantId' | 'keyId'>, tokens: number, limits: TenantLimits): RateCheck | null {
   const all = [limits.tenant.requestsPerMinute, limits.tenant.tokensPerMinute, limits.key.requestsPerMinute, limits.key.tokensPerMinute];
   if (all.every((value) => value === UNLIMITED)) return null;
   return { tenantId: principal.tenantId, keyId: principal.keyId, tokens, tenant: limits.tenant, key: limits.key };

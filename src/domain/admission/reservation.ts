@@ -1,16 +1,21 @@
-import { costMicros } from '../../domain/catalog/pricing.ts';
-import type { ReserveRefusal, ReserveRequest } from '../../domain/budget/budget-ledger.ts';
+import { costMicros } from '../catalog/pricing.ts';
+import type { ReserveRefusal, ReserveRequest } from '../budget/budget-ledger.ts';
 import { InsufficientCreditsError, RateLimitExceededError } from '../../errors/gateway-error.ts';
-import type { TenantSettings } from '../../domain/tenants/tenant-settings.ts';
-import type { CatalogModel } from '../../domain/catalog/schema.ts';
+import type { TenantSettings } from '../tenants/tenant-settings.ts';
+import type { CatalogModel } from '../catalog/schema.ts';
 
 /**
  * The cost to reserve: prompt tokens × input price + (the output the client allows, or the
  * model's largest) × output price, for the dearest candidate, since any of them may answer.
  */
-export function estimateCostMicros(candidates: readonly CatalogModel[], promptTokens: number, maxOutputTokens: number | null): number {
+export function estimateCostMicros(
+  candidates: readonly CatalogModel[],
+  promptTokens: number,
+  maxOutputTokens: number | null,
+  lane: 'live' | 'batch' = 'live',
+): number {
   return Math.max(
-    ...candidates.map((model) => costMicros(model, { prompt_tokens: promptTokens, completion_tokens: maxOutputTokens ?? model.max_output_tokens })),
+    ...candidates.map((model) => costMicros(model, { prompt_tokens: promptTokens, completion_tokens: maxOutputTokens ?? model.max_output_tokens }, lane)),
   );
 }
 

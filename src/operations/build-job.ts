@@ -1,7 +1,7 @@
-import type { Principal } from '../../domain/access/roles.ts';
-import type { JobCommon, JobPayloadBase } from '../../infra/queue/job.ts';
-import type { RequestPlan } from '../../operations/web-operation.ts';
-import type { TraceCarrier } from '../../infra/tracing/trace-carrier.ts';
+import type { Principal } from '../domain/access/roles.ts';
+import type { JobCommon, JobPayloadBase } from '../infra/queue/job.ts';
+import type { RequestPlan } from './web-operation.ts';
+import type { TraceCarrier } from '../infra/tracing/trace-carrier.ts';
 
 /** Where a request came from beyond its body, and what admission left for the worker to finish. */
 export interface RequestContext {
@@ -21,7 +21,7 @@ export type UnaddressedJob = Omit<JobCommon, 'replyChannel'> & JobPayloadBase;
 /** The job for one validated, resolved, admitted request. */
 export function buildJob(
   requestId: string,
-  principal: Principal,
+  principal: Pick<Principal, 'tenantId' | 'keyId'>,
   payload: JobPayloadBase,
   plan: RequestPlan<unknown>,
   context: RequestContext,
