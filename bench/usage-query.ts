@@ -90,6 +90,8 @@ function usageRecord(from: number, spanMs: number): UsageRecord {
     stream: random() < 0.6,
     piiFlags: random() < 0.05 ? ['email'] : [],
     responseId: null,
+    batchId: null,
+    customId: null,
     createdAt,
   };
 }

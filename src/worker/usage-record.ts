@@ -40,7 +40,7 @@ export function buildUsageRecord(
     cacheWriteTokens: usage.prompt_tokens_details?.cache_write_tokens ?? 0,
     reasoningTokens: usage.completion_tokens_details?.reasoning_tokens ?? 0,
     usageSource: outcome.usage?.source ?? 'estimated',
-    costMicros: model ? costMicros(model, usage) : 0,
+    costMicros: model ? costMicros(model, usage, data.batch ? 'batch' : 'live') : 0,
     status: outcome.status,
     errorCode: outcome.errorCode,
     queueWaitMs: Math.max(0, outcome.startedAt - data.enqueuedAt),
@@ -49,6 +49,8 @@ export function buildUsageRecord(
     stream: data.stream,
     piiFlags: data.piiFlags,
     responseId: data.responseId ?? null,
+    batchId: data.batch?.id ?? null,
+    customId: data.batch?.customId ?? null,
     createdAt: new Date(data.enqueuedAt),
   };
 }

@@ -5,7 +5,9 @@ import { createStore } from '../../src/infra/store/create-store.ts';
 import type { Repository } from '../../src/infra/store/repository.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
 import { auditCases } from './store-cases/audit.ts';
+import { batchCases } from './store-cases/batches.ts';
 import { budgetCases } from './store-cases/budgets.ts';
+import { fileCases } from './store-cases/files.ts';
 import { policyCases } from './store-cases/policies.ts';
 import type { AuditTamper, StoreContext } from './store-cases/context.ts';
 import { promptCases } from './store-cases/prompts.ts';
@@ -49,6 +51,8 @@ function repositoryContract(title: string, kind: Repository['kind'], open: () =>
     describe('policies', () => policyCases(store));
     describe('responses', () => responseCases(store));
     describe('webhooks', () => webhookCases(store));
+    describe('files', () => fileCases(store));
+    describe('batches', () => batchCases(store));
   });
 }
 

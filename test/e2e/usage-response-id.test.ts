@@ -47,6 +47,8 @@ function record(requestId: string, responseId: string | null): UsageRecord {
     stream: false,
     piiFlags: [],
     responseId,
+    batchId: null,
+    customId: null,
     createdAt: new Date(),
   };
 }

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Repository, AuditEventInput, StoredResponse, UsageRecord } from '../store/repository.ts';
+import type { Repository, AuditEventInput, BatchLineResult, StoredResponse, UsageRecord } from '../store/repository.ts';
 import type { RedisKeys } from '../redis/keys.ts';
 import { outboxRelease, outboxTake, type ScriptedRedis } from '../redis/scripts.ts';
 import { decodeOutboxRecord } from './outbox.ts';
@@ -100,12 +100,14 @@ export class OutboxDrainer {
     const audit: AuditEventInput[] = [];
     const webhooks: WebhookOutboxEntry[] = [];
     const responses: StoredResponse[] = [];
+    const results: BatchLineResult[] = [];
     for (const text of taken) {
       try {
         const record = decodeOutboxRecord(text);
         if (record.kind === 'usage') usage.push(record.record);
         else if (record.kind === 'webhook') webhooks.push({ tenantId: record.tenantId, event: record.event });
         else if (record.kind === 'response') responses.push(record.record);
+        else if (record.kind === 'batch_result') results.push(record.result);
         else audit.push(record.event);
       } catch (error) {
         this.#log.error({ err: error, record: text.slice(0, 500) }, 'dropping an outbox record that cannot be read');
@@ -115,6 +117,7 @@ export class OutboxDrainer {
     if (audit.length > 0) await this.#repository.audit.append(audit);
     // A response is in the store before its webhook event goes out: the receiver may read it there.
     if (responses.length > 0) await this.#repository.responses.put(responses);
+    if (results.length > 0) await this.#repository.batches.insertResults(results);
     if (webhooks.length > 0) await this.#enqueueWebhooks(webhooks);
   }
 

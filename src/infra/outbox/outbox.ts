@@ -1,5 +1,5 @@
 import type { RedisClient } from '../redis/connections.ts';
-import type { AuditEventInput, StoredResponse, UsageRecord } from '../store/repository.ts';
+import type { AuditEventInput, BatchLineResult, StoredResponse, UsageRecord } from '../store/repository.ts';
 import type { RedisKeys } from '../redis/keys.ts';
 import { endEventId, webhookEvent, type WebhookEvent, type WebhookEventType } from '../../domain/webhooks/webhook-event.ts';
 
@@ -8,9 +8,10 @@ export type OutboxRecord =
   | { kind: 'usage'; record: UsageRecord }
   | { kind: 'audit'; event: AuditEventInput }
   | { kind: 'response'; record: StoredResponse }
+  | { kind: 'batch_result'; result: BatchLineResult }
   | { kind: 'webhook'; tenantId: string; event: WebhookEvent };
 
-/** The record that sends the event that `dataId` (a response's `resp_…`) ended to the tenant's endpoints subscribed to `type`; queue it with Outbox.push or entry. */
+/** The record that sends the event that `dataId` (a response's `resp_…`, a batch's `batch_…`) ended to the tenant's endpoints subscribed to `type`; queue it with Outbox.push or entry. */
 export function webhookOutboxRecord(tenantId: string, type: WebhookEventType, dataId: string): OutboxRecord {
   return { kind: 'webhook', tenantId, event: webhookEvent(type, dataId, new Date(), endEventId(tenantId, type, dataId)) };
 }
@@ -21,7 +22,15 @@ export function encodeOutboxRecord(record: OutboxRecord): string {
 }
 
 // A record queued by a gateway older than the token details, the operations or stored responses has none; the store wants them.
-const OLDER_RECORD_DEFAULTS = { operation: 'chat', cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, responseId: null } as const;
+const OLDER_RECORD_DEFAULTS = {
+  operation: 'chat',
+  cachedTokens: 0,
+  cacheWriteTokens: 0,
+  reasoningTokens: 0,
+  responseId: null,
+  batchId: null,
+  customId: null,
+} as const;
 
 /** Parses a record written by encodeOutboxRecord, reviving its dates. */
 export function decodeOutboxRecord(text: string): OutboxRecord {
@@ -32,8 +41,9 @@ export function decodeOutboxRecord(text: string): OutboxRecord {
     const { createdAt, expiresAt } = parsed.record;
     parsed.record = { ...parsed.record, createdAt: new Date(createdAt), expiresAt: expiresAt === null ? null : new Date(expiresAt) };
   }
-  // A webhook record has no dates to revive: its event's time is Unix seconds.
-  else if (parsed.kind !== 'webhook') throw new Error(`unknown outbox record kind '${String((parsed as { kind: unknown }).kind)}'`);
+  // A webhook record has no dates to revive (its event's time is Unix seconds), nor has a batch line's result.
+  else if (parsed.kind !== 'webhook' && parsed.kind !== 'batch_result')
+    throw new Error(`unknown outbox record kind '${String((parsed as { kind: unknown }).kind)}'`);
   return parsed;
 }
 

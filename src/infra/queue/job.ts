@@ -38,6 +38,8 @@ export const JobCommonSchema = Type.Object({
    * it by `deadlineAt` (ms) ends it failed; its state in Redis says queued, running or ended.
    */
   background: Type.Optional(Type.Object({ deadlineAt: Type.Number() })),
+  /** A line of a batch (src/worker/batches/): its result goes to the batch, its usage record names both. */
+  batch: Type.Optional(Type.Object({ id: Type.String(), line: Type.Integer({ minimum: 0 }), customId: Type.String() })),
 });
 
 /** The fields every request's job carries. */

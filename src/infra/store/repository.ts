@@ -152,6 +152,10 @@ export interface UsageRecord {
   piiFlags: string[];
   /** The Response object a Responses request made (`resp_…`); null for every other request. */
   responseId: string | null;
+  /** The batch a line of which this request was (`batch_…`); null for a live request. */
+  batchId: string | null;
+  /** That line's `custom_id`; null for a live request. */
+  customId: string | null;
   createdAt: Date;
 }
 
@@ -455,6 +459,180 @@ export interface WebhookRepository {
   lastAttempt(tenantId: string, webhookId: string, eventId: string): Promise<number>;
 }
 
+/** Why a file was uploaded, as OpenAI's Files API names it; `batch_output` files are the gateway's own. */
+export const FILE_PURPOSES = ['assistants', 'batch', 'batch_output', 'fine-tune', 'vision', 'user_data', 'evals'] as const;
+/** A file's purpose. */
+export type FilePurpose = (typeof FILE_PURPOSES)[number];
+
+/** A stored file's description; its bytes are read apart, a chunk at a time. */
+export interface StoredFile {
+  /** `file-<ulid>`. */
+  id: string;
+  tenantId: string;
+  purpose: FilePurpose;
+  filename: string;
+  bytes: number;
+  /** Its lines (a last line without a newline counts; an empty file has none). */
+  lines: number;
+  createdAt: Date;
+  /** When the sweep removes it; null: never. */
+  expiresAt: Date | null;
+}
+
+/** One page of a tenant's files. */
+export interface FilePage {
+  files: StoredFile[];
+  hasMore: boolean;
+}
+
+/** Files per tenant. Their bytes move in chunks: no adapter ever holds a whole file in memory. */
+export interface FileRepository {
+  /**
+   * Stores a file from `content` (pieces of any size), counting its bytes and lines as they pass;
+   * it is visible only once all of it is stored. When `content` throws (a limit passed, the client
+   * gone), nothing of it stays and the error is rethrown. An id already stored is left as it is
+   * and its record returned, so a re-run that writes the same file writes it once. `file.purpose`
+   * and `file.expiresAt` are read once `content` has ended: a caller may settle them while it
+   * streams (a multipart form's fields that follow its file).
+   */
+  create(file: Omit<StoredFile, 'bytes' | 'lines'>, content: AsyncIterable<Uint8Array>): Promise<StoredFile>;
+  /** The tenant's file; null when it has none of that id (another tenant's included) or it expired. */
+  get(tenantId: string, id: string): Promise<StoredFile | null>;
+  /** A page of the tenant's files of `purpose` (any when absent) in `order` of creation, after the file of id `after`. */
+  list(tenantId: string, page: { purpose?: FilePurpose; after: string | null; limit: number; order: 'asc' | 'desc' }): Promise<FilePage>;
+  /** The file's bytes from byte `offset` (0 when absent) to its end, a chunk at a time; nothing when the tenant has no such file. */
+  read(tenantId: string, id: string, offset?: number): AsyncIterable<Uint8Array>;
+  /** Removes the file and its bytes; false when there was none. */
+  delete(tenantId: string, id: string): Promise<boolean>;
+  /** Removes files past their `expiresAt`, at most `limit`; returns how many went. */
+  sweep(now: Date, limit: number): Promise<number>;
+}
+
+/** Where a batch stands, as OpenAI's Batch API names it; `failed`, `completed`, `expired` and `cancelled` are final. */
+export const BATCH_STATUSES = ['validating', 'failed', 'in_progress', 'finalizing', 'completed', 'expired', 'cancelling', 'cancelled'] as const;
+/** A batch's status. */
+export type BatchStatus = (typeof BATCH_STATUSES)[number];
+
+/** Whose API made the batch: its objects and results are shown in that API's shapes. */
+export type BatchDialect = 'openai' | 'anthropic';
+
+/** Why a batch failed validation, one entry per offending line. */
+export interface BatchError {
+  code: string;
+  message: string;
+  param: string | null;
+  /** 1-based, as OpenAI counts them; null for an error of the whole file. */
+  line: number | null;
+}
+
+/** Tokens summed over a batch's lines, in OpenAI's terms. */
+export interface BatchUsage {
+  inputTokens: number;
+  cachedTokens: number;
+  outputTokens: number;
+  reasoningTokens: number;
+  totalTokens: number;
+}
+
+/** A run of consecutive lines of the input file, run by one job of the batch lane. */
+export interface BatchSegment {
+  /** 0-based index of its first line. */
+  firstLine: number;
+  lines: number;
+  /** Byte offset of its first line in the input file. */
+  offset: number;
+}
+
+/** A batch as stored. */
+export interface StoredBatch {
+  /** `batch_<ulid>`, or `msgbatch_<ulid>` for Anthropic's. */
+  id: string;
+  tenantId: string;
+  /** The API key that created it: its lines are admitted as that key's requests. */
+  keyId: string;
+  dialect: BatchDialect;
+  /** The route every line goes to (`/v1/chat/completions`, `/v1/embeddings`, `/v1/responses`, `/v1/messages`). */
+  endpoint: string;
+  inputFileId: string;
+  completionWindow: string;
+  status: BatchStatus;
+  metadata: Record<string, string> | null;
+  /** The `X-Feature` of the create request, which its lines' usage records carry. */
+  feature: string | null;
+  /** Validation's findings (a failed batch's reasons). */
+  errors: BatchError[];
+  /** Lines of the input, known once validated (0 before). */
+  total: number;
+  /** How the validated input is cut for the lane; empty before validation. */
+  segments: BatchSegment[];
+  outputFileId: string | null;
+  errorFileId: string | null;
+  /** Summed over its lines when it ended; null before (a running batch's are summed from its results). */
+  usage: BatchUsage | null;
+  createdAt: Date;
+  /** When its completion window ends. */
+  expiresAt: Date;
+  inProgressAt: Date | null;
+  finalizingAt: Date | null;
+  completedAt: Date | null;
+  failedAt: Date | null;
+  expiredAt: Date | null;
+  cancellingAt: Date | null;
+  cancelledAt: Date | null;
+}
+
+/** The result of one line that ran (admitted, or refused by admission): one per line, the first written stays. */
+export interface BatchLineResult {
+  tenantId: string;
+  batchId: string;
+  /** 0-based index of the line in the input file. */
+  line: number;
+  customId: string;
+  /** The line's request id (`batch_req_…`), which its usage record carries too. */
+  requestId: string;
+  /** `succeeded`: the endpoint answered 2xx. */
+  status: 'succeeded' | 'failed';
+  /** The HTTP status a live request would have had. */
+  statusCode: number;
+  /** The answer's JSON body as the endpoint returns it (a failure's is its error envelope). */
+  body: string;
+  usage: BatchUsage;
+}
+
+/** How many of a batch's lines have a result, and their usage summed. */
+export interface BatchProgress {
+  succeeded: number;
+  failed: number;
+  /** Of the failed, the lines that never ran (status code 0: the batch expired or was cancelled first); the adapters always count them. */
+  neverRan?: number;
+  usage: BatchUsage;
+}
+
+/** Batches and their lines' results, per tenant. */
+export interface BatchRepository {
+  create(batch: StoredBatch): Promise<void>;
+  /** The tenant's batch; null when it has none of that id (another tenant's included). */
+  get(tenantId: string, id: string): Promise<StoredBatch | null>;
+  /** The tenant's batches of `dialect`, newest first, at most `limit` after the batch of id `after`. */
+  list(tenantId: string, page: { dialect: BatchDialect; after: string | null; limit: number }): Promise<{ batches: StoredBatch[]; hasMore: boolean }>;
+  /**
+   * Applies `change` only while the batch's status is one of `from` (so that of two processes
+   * moving it on, one does); returns the batch as changed, null when it was not.
+   */
+  transition(tenantId: string, id: string, from: readonly BatchStatus[], change: Partial<Omit<StoredBatch, 'id' | 'tenantId'>>): Promise<StoredBatch | null>;
+  /** Batches of every tenant not final (validating, in progress, finalizing, cancelling), oldest first, after the batch of id `after`: what the supervisor looks at. */
+  listActive(limit: number, after: string | null): Promise<StoredBatch[]>;
+  /** Removes a batch and its results; false when there was none. */
+  delete(tenantId: string, id: string): Promise<boolean>;
+  /** Records results; a line that has one keeps it (a re-run line, the outbox's redelivery). */
+  insertResults(results: BatchLineResult[]): Promise<void>;
+  /** The lines in [from, to) that have a result, ascending. */
+  doneLines(tenantId: string, batchId: string, from: number, to: number): Promise<number[]>;
+  /** Results in order of line, at most `limit` after line `afterLine` (-1: from the first). */
+  readResults(tenantId: string, batchId: string, afterLine: number, limit: number): Promise<BatchLineResult[]>;
+  progress(tenantId: string, batchId: string): Promise<BatchProgress>;
+}
+
 /** The whole store, as built once per process by src/infra/store/create-store.ts. */
 export interface Repository {
   readonly kind: 'postgres' | 'mongodb';
@@ -467,6 +645,8 @@ export interface Repository {
   readonly policies: PolicyRepository;
   readonly responses: ResponseRepository;
   readonly webhooks: WebhookRepository;
+  readonly files: FileRepository;
+  readonly batches: BatchRepository;
   /** Creates tables/collections and indexes; idempotent (run by `release`). */
   migrate(): Promise<void>;
   /** Cheap liveness probe for /readyz. */

@@ -30,6 +30,8 @@ export interface UsageFields {
   stream: boolean;
   pii_flags: string[];
   response_id: string | null;
+  batch_id: string | null;
+  custom_id: string | null;
   created_at: Date;
 }
 
@@ -63,6 +65,8 @@ export function toUsageFields(record: UsageRecord): UsageFields {
     stream: record.stream,
     pii_flags: record.piiFlags,
     response_id: record.responseId,
+    batch_id: record.batchId,
+    custom_id: record.customId,
     created_at: record.createdAt,
   };
 }
@@ -100,6 +104,9 @@ export function fromUsageFields(fields: UsageFields): UsageRecord {
     piiFlags: fields.pii_flags,
     // Records written before responses were stored name none.
     responseId: fields.response_id ?? null,
+    // Nor do those written before batches existed.
+    batchId: fields.batch_id ?? null,
+    customId: fields.custom_id ?? null,
     createdAt: fields.created_at,
   };
 }

@@ -35,6 +35,8 @@ function spend(tenantId: string, costMicros: number, feature: string | null, cre
     stream: false,
     piiFlags: [],
     responseId: null,
+    batchId: null,
+    customId: null,
     createdAt: new Date(createdAt),
   };
 }

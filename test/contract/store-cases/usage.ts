@@ -38,6 +38,8 @@ function usageRecord(tenantId: string, overrides: Partial<UsageRecord> = {}): Us
     stream: true,
     piiFlags: ['email', 'phone'],
     responseId: `resp_${uid()}`,
+    batchId: `batch_${uid()}`,
+    customId: `line-${uid()}`,
     createdAt: new Date(DAY_1 + 3_600_000),
     ...overrides,
   };
@@ -68,6 +70,8 @@ export function usageCases(store: StoreContext): void {
       stream: false,
       piiFlags: [],
       responseId: null,
+      batchId: null,
+      customId: null,
       createdAt: new Date(DAY_1 + 1_234),
     });
     expect(await store.repo().usage.insertMany([full, sparse])).toBe(2);

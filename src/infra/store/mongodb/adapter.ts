@@ -2,7 +2,10 @@
 import mongoose from 'mongoose';
 import type { Repository } from '../repository.ts';
 import { createAuditModels, createAuditRepository } from './audit.ts';
+import { createBatchModels } from './batch-models.ts';
+import { createBatchRepository } from './batches.ts';
 import { createBudgetModels, createBudgetRepository } from './budgets.ts';
+import { createFileModels, createFileRepository } from './files.ts';
 import { createPolicyModels, createPolicyRepository } from './policies.ts';
 import { createModels } from './models.ts';
 import { createPromptModels, createPromptRepository } from './prompts.ts';
@@ -36,6 +39,8 @@ export async function createMongoRepository(uri: string): Promise<Repository> {
   const policyModels = createPolicyModels(connection);
   const responseModels = createResponseModels(connection);
   const webhookModels = createWebhookModels(connection);
+  const fileModels = createFileModels(connection);
+  const batchModels = createBatchModels(connection);
   const indexed = [
     models.Tenant,
     models.ApiKey,
@@ -53,6 +58,10 @@ export async function createMongoRepository(uri: string): Promise<Repository> {
     responseModels.Items,
     webhookModels.EndpointModel,
     webhookModels.DeliveryModel,
+    fileModels.Files,
+    fileModels.Uploads,
+    batchModels.Batches,
+    batchModels.Results,
   ];
   return {
     kind: 'mongodb',
@@ -65,6 +74,8 @@ export async function createMongoRepository(uri: string): Promise<Repository> {
     policies: createPolicyRepository(policyModels),
     responses: createResponseRepository(responseModels, policyModels.Data),
     webhooks: createWebhookRepository(webhookModels),
+    files: createFileRepository(connection, fileModels),
+    batches: createBatchRepository(batchModels),
     async migrate() {
       for (const model of indexed) await model.syncIndexes();
     },

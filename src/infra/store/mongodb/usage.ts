@@ -49,6 +49,8 @@ const usageSchema = new Schema<UsageDocument>(
     stream: { type: Boolean, required: true },
     pii_flags: { type: [String], required: true },
     response_id: { type: String, default: null },
+    batch_id: { type: String, default: null },
+    custom_id: { type: String, default: null },
     created_at: { type: Date, required: true },
   },
   { collection: 'usage_records', versionKey: false },

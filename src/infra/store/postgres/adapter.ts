@@ -2,7 +2,9 @@
 import { Pool } from 'pg';
 import type { Repository } from '../repository.ts';
 import { createAuditRepository } from './audit.ts';
+import { createBatchRepository } from './batches.ts';
 import { createBudgetRepository } from './budgets.ts';
+import { createFileRepository } from './files.ts';
 import { createPolicyRepository } from './policies.ts';
 import { runMigrations } from './migrations.ts';
 import { createPromptRepository } from './prompts.ts';
@@ -29,6 +31,8 @@ export function createPostgresRepository(databaseUrl: string): Repository {
     policies: createPolicyRepository(pool),
     responses: createResponseRepository(pool),
     webhooks: createWebhookRepository(pool),
+    files: createFileRepository(pool),
+    batches: createBatchRepository(pool),
     migrate: () => runMigrations(pool),
     async ping() {
       await pool.query('SELECT 1');

@@ -288,6 +288,88 @@ export const MIGRATIONS: readonly Migration[] = [
         ADD CONSTRAINT usage_records_operation_check CHECK (operation IN ('chat', 'embeddings', 'messages', 'responses', 'responses_compact'));
     `,
   },
+  {
+    version: 13,
+    name: 'files in chunks',
+    // A file is visible once complete; until then its expiry is the sweep's horizon for an upload a crash cut short.
+    sql: `
+      CREATE TABLE files (
+        id text PRIMARY KEY,
+        tenant_id text NOT NULL,
+        purpose text NOT NULL,
+        filename text NOT NULL,
+        bytes bigint NOT NULL DEFAULT 0,
+        lines bigint NOT NULL DEFAULT 0,
+        complete boolean NOT NULL DEFAULT false,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz
+      );
+      CREATE INDEX files_tenant_created_idx ON files (tenant_id, created_at, id) WHERE complete;
+      CREATE INDEX files_expires_idx ON files (expires_at) WHERE expires_at IS NOT NULL;
+      -- Every chunk but a file's last holds the same number of bytes (src/infra/store/postgres/files.ts).
+      CREATE TABLE file_chunks (
+        file_id text NOT NULL REFERENCES files (id) ON DELETE CASCADE,
+        seq integer NOT NULL,
+        data bytea NOT NULL,
+        PRIMARY KEY (file_id, seq)
+      );
+    `,
+  },
+  {
+    version: 14,
+    name: 'batches, their results, and the batch line of a usage record',
+    sql: `
+      CREATE TABLE batches (
+        id text PRIMARY KEY,
+        tenant_id text NOT NULL,
+        key_id text NOT NULL,
+        dialect text NOT NULL CHECK (dialect IN ('openai', 'anthropic')),
+        endpoint text NOT NULL,
+        input_file_id text NOT NULL,
+        completion_window text NOT NULL,
+        status text NOT NULL CHECK (status IN ('validating', 'failed', 'in_progress', 'finalizing', 'completed', 'expired', 'cancelling', 'cancelled')),
+        metadata jsonb,
+        feature text,
+        errors jsonb NOT NULL,
+        total integer NOT NULL,
+        segments jsonb NOT NULL,
+        output_file_id text,
+        error_file_id text,
+        usage jsonb,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        in_progress_at timestamptz,
+        finalizing_at timestamptz,
+        completed_at timestamptz,
+        failed_at timestamptz,
+        expired_at timestamptz,
+        cancelling_at timestamptz,
+        cancelled_at timestamptz
+      );
+      -- A tenant's list, newest first; and the few batches not final, which the supervisor pages
+      -- through by id in byte order (COLLATE "C", as MongoDB orders), whatever the database's collation.
+      CREATE INDEX batches_tenant_dialect_created_idx ON batches (tenant_id, dialect, created_at DESC, id DESC);
+      CREATE INDEX batches_active_idx ON batches (id COLLATE "C") WHERE status IN ('validating', 'in_progress', 'finalizing', 'cancelling');
+      -- One row per line that ran; the first written stays.
+      CREATE TABLE batch_results (
+        tenant_id text NOT NULL,
+        batch_id text NOT NULL,
+        line integer NOT NULL,
+        custom_id text NOT NULL,
+        request_id text NOT NULL,
+        status text NOT NULL CHECK (status IN ('succeeded', 'failed')),
+        status_code integer NOT NULL,
+        body text NOT NULL,
+        input_tokens integer NOT NULL,
+        cached_tokens integer NOT NULL,
+        output_tokens integer NOT NULL,
+        reasoning_tokens integer NOT NULL,
+        total_tokens integer NOT NULL,
+        PRIMARY KEY (batch_id, line)
+      );
+      ALTER TABLE usage_records ADD COLUMN batch_id text, ADD COLUMN custom_id text;
+    `,
+  },
 ];
 
 // Any constant works; it only has to be the same in every process that migrates.

@@ -55,6 +55,8 @@ export const UsageRecordSchema = Type.Object({
   stream: Type.Boolean(),
   pii_flags: Type.Array(Type.String()),
   response_id: Nullable(Type.String({ description: 'The Response object (`resp_…`) of a Responses request; null for other requests.' })),
+  batch_id: Nullable(Type.String({ description: 'The batch (`batch_…`, `msgbatch_…`) a line of which the request was; null for a live request.' })),
+  custom_id: Nullable(Type.String({ description: "That line's `custom_id`; null for a live request." })),
   created_at: Type.String({ format: 'date-time' }),
 });
 
