@@ -30,6 +30,8 @@ const CLUSTER_E2E = [
   'test/e2e/webhooks.test.ts',
   // A kept response's state written by the request's last script call on its tenant's slot; background jobs on their shard; a stream resumed from its events.
   'test/e2e/responses-background.test.ts',
+  // The batch lane's queue per shard, its look at the shard's live queue, a line's result pushed with its usage record by the request's last script call.
+  'test/e2e/batches.test.ts',
 ];
 
 export default defineConfig({

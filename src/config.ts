@@ -110,6 +110,61 @@ export const EnvSchema = Type.Object({
     default: 16,
     description: 'Webhook deliveries one worker process makes at once, apart from model work.',
   }),
+  FILE_MAX_BYTES: Type.Integer({
+    minimum: 1,
+    maximum: 2 ** 40,
+    default: 209_715_200,
+    description: 'Largest file POST /v1/files stores (200 MB); a larger upload is refused 413 before it is stored whole.',
+  }),
+  FILE_TTL_S: Type.Integer({
+    minimum: 1,
+    maximum: 10 * 365 * 86_400,
+    default: 30 * 86_400,
+    description: "How long a file lives when its upload sets no expires_after (batch inputs, batches' output and error files); the sweep then removes it.",
+  }),
+  FILES_SWEEP_INTERVAL_MS: Type.Integer({
+    minimum: 100,
+    maximum: 86_400_000,
+    default: 60_000,
+    description: 'How often each worker removes expired files.',
+  }),
+  BATCH_MAX_LINES: Type.Integer({
+    minimum: 1,
+    maximum: 1_000_000,
+    default: 50_000,
+    description: 'Most lines (requests) in one batch input file.',
+  }),
+  BATCH_COMPLETION_WINDOW_MS: Type.Integer({
+    minimum: 100,
+    maximum: 7 * 86_400_000,
+    default: 86_400_000,
+    description: "How long a batch's completion window of '24h' lasts; shorter only to see expiry in a test.",
+  }),
+  BATCH_LANE_SHARE: Type.Number({
+    minimum: 0.01,
+    maximum: 1,
+    default: 0.5,
+    description: "Share of a worker's WORKER_CONCURRENCY that batch lines may use, and only while no interactive job of their shard waits.",
+  }),
+  BATCH_TENANT_SHARE: Type.Number({
+    minimum: 0.01,
+    maximum: 1,
+    default: 0.25,
+    description: "Share of a worker's WORKER_CONCURRENCY that one tenant's batch lines may use.",
+  }),
+  BATCH_SEGMENT_LINES: Type.Integer({
+    minimum: 1,
+    maximum: 100_000,
+    default: 500,
+    description: "Lines of a batch one job of the batch lane runs: a batch's segments spread over the workers.",
+  }),
+  BATCH_SUPERVISE_INTERVAL_MS: Type.Integer({
+    minimum: 100,
+    maximum: 600_000,
+    default: 2_000,
+    description:
+      'How often each worker moves batches on: finishing those whose lines all ran, expiring those past their window, requeueing segments Redis lost.',
+  }),
   WEBHOOK_ALLOW_PRIVATE_URLS: Type.Boolean({
     default: false,
     description:

@@ -56,10 +56,10 @@ export class InvalidValueError extends GatewayError {
   }
 }
 
-/** 413 `request_too_large`: the body exceeds the route's limit. */
+/** 413 `request_too_large`: the body (or `what` of it: an uploaded file) exceeds the route's limit. */
 export class RequestTooLargeError extends GatewayError {
-  constructor(limitBytes: number) {
-    super(413, 'invalid_request_error', 'request_too_large', `The request body exceeds the limit of ${limitBytes} bytes.`);
+  constructor(limitBytes: number, what = 'The request body') {
+    super(413, 'invalid_request_error', 'request_too_large', `${what} exceeds the limit of ${limitBytes} bytes.`);
   }
 }
 
@@ -91,10 +91,10 @@ export class HeadersTooLargeError extends GatewayError {
   }
 }
 
-/** 415 `unsupported_media_type`: the body is not sent as JSON. */
+/** 415 `unsupported_media_type`: the body is not sent as JSON (or as the route's `expected` type: a form of an upload). */
 export class UnsupportedMediaTypeError extends GatewayError {
-  constructor(contentType: string) {
-    super(415, 'invalid_request_error', 'unsupported_media_type', `Content-Type '${contentType}' is not supported; send application/json.`, {
+  constructor(contentType: string, expected = 'application/json') {
+    super(415, 'invalid_request_error', 'unsupported_media_type', `Content-Type '${contentType}' is not supported; send ${expected}.`, {
       param: 'Content-Type',
     });
   }

@@ -56,7 +56,6 @@ export interface DetachedRequest {
   opening: string;
 }
 
-
 /**
  * One operation as the web tier serves it: `Body` as the door validated it, `Planned` the body to
  * run once resolved (for chat, a named prompt's request becomes a plain one), `Payload` what its

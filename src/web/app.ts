@@ -29,6 +29,12 @@ import { usageRoutes } from './routes/v1/usage.ts';
 import { budgetRoutes } from './routes/v1/budgets.ts';
 import { auditRoutes } from './routes/v1/audit.ts';
 import { responseRoutes, type ResponseRouteDeps } from './routes/v1/responses.ts';
+import { fileRoutes, type FileRouteDeps } from './routes/v1/files.ts';
+import { batchRoutes } from './routes/v1/batches.ts';
+import { messageBatchRoutes } from './routes/v1/message-batches.ts';
+import { bodyChecks } from '../operations/batch-body-check.ts';
+import { byKind } from '../operations/index.ts';
+import type { BatchService } from '../domain/batches/batch-service.ts';
 import { internalRoutes } from './routes/internal/index.ts';
 import { openapiPlugin } from './openapi/openapi-plugin.ts';
 import { QUEUE_BOARD_PREFIX, queueBoardPlugin } from './plugins/queue-board.ts';
@@ -49,6 +55,10 @@ export interface AppDeps {
   ledger: BudgetLedger;
   /** Kept responses' routes (retrieve, cancel, delete, input items). */
   responses: ResponseRouteDeps;
+  /** Files' routes: the store, and the limits of an upload. */
+  files: FileRouteDeps;
+  /** Batches (OpenAI's and Anthropic's), made and read. */
+  batches: BatchService;
   /** When the catalog was written (Unix seconds): the `created` of every model in /v1/models. */
   catalogCreated: number;
   repository: Repository;
@@ -129,6 +139,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(promptRoutes, { prompts: deps.requests.plan.prompts });
   await app.register(usageRoutes, { usage: deps.repository.usage });
   await app.register(responseRoutes, deps.responses);
+  await app.register(fileRoutes, deps.files);
+  await app.register(batchRoutes, { batches: deps.batches });
+  await app.register(messageBatchRoutes, {
+    batches: deps.batches,
+    files: deps.files.files,
+    check: bodyChecks(byKind(deps.operations), deps.requests.plan.catalog),
+    maxLines: deps.files.maxBatchLines,
+    bodyLimitBytes: deps.files.maxBytes,
+    fileTtlMs: deps.files.ttlMs,
+  });
   await app.register(budgetRoutes, { ledger: deps.ledger, settings: deps.requests.settings });
   await app.register(auditRoutes, { audit: deps.repository.audit });
   await app.register(internalRoutes, {

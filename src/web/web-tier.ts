@@ -53,6 +53,8 @@ import { publishCancellation } from '../infra/events/cancel-marks.ts';
 import { endStream } from '../infra/events/end-stream.ts';
 import { responsesFraming } from '../operations/responses/framing.ts';
 import type { ResponseRouteDeps } from './routes/v1/responses.ts';
+import { BatchQueues } from '../infra/queue/batch-jobs.ts';
+import { BatchService } from '../domain/batches/batch-service.ts';
 
 // Activations reach every web process at once through Redis; this bounds how long a lost
 // invalidation message can leave a process on the previous version.
@@ -188,6 +190,7 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
     metrics,
     defaults: admissionDefaultsOf(env),
   };
+  const batchQueues = new BatchQueues(commands, keys, (error) => log.warn({ err: error }, 'redis connection error'));
   const responses: ResponseRouteDeps = {
     kept,
     queues,
@@ -239,6 +242,19 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
     requests,
     ledger,
     responses,
+    files: {
+      files: repository.files,
+      maxBytes: env.FILE_MAX_BYTES,
+      ttlMs: env.FILE_TTL_S * 1000,
+      maxBatchLines: env.BATCH_MAX_LINES,
+      readByBatch: (tenantId, fileId) => repository.batches.readsFile(tenantId, fileId),
+    },
+    batches: new BatchService({
+      batches: repository.batches,
+      files: repository.files,
+      enqueue: (job) => batchQueues.add(job),
+      windowMs: env.BATCH_COMPLETION_WINDOW_MS,
+    }),
     // The file's time, not the process's: every web process lists the same `created`.
     catalogCreated: Math.floor((await stat(env.CATALOG)).mtimeMs / 1000),
     repository,
@@ -278,6 +294,7 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
       await boundedWait(replies.stop());
       await boundedWait(Promise.all(queues.map((queue) => queue.close())));
       await boundedWait(webhookQueue.close());
+      await boundedWait(batchQueues.close());
       await boundedWait(repository.close());
       await boundedWait(jwt?.close());
       await closeRedis([commands, subscriber]);

@@ -10,7 +10,8 @@ import type { ProviderRegistry } from '../providers/registry.ts';
 import type { ProviderTarget } from '../providers/types.ts';
 import type { CatalogModel } from '../domain/catalog/schema.ts';
 import { webhookOutboxRecord, type Outbox } from '../infra/outbox/outbox.ts';
-import type { UsageStatus } from '../infra/store/repository.ts';
+import type { BatchLineResult, UsageRecord, UsageStatus } from '../infra/store/repository.ts';
+import { toEnvelope } from '../errors/to-envelope.ts';
 import { ClientClosedRequestError, ProviderFailedError, QueueTimeoutError, ResponseLostError, type GatewayError } from '../errors/gateway-error.ts';
 import { EventPublisher, type RequestEnding } from '../infra/events/event-publisher.ts';
 import { readEventLog, type EventLogState } from '../infra/events/event-log.ts';
@@ -57,6 +58,8 @@ export interface ProcessorDeps {
   metrics: WorkerMetrics | null;
   /** Off: requests run with no span. */
   tracing: Tracing;
+  /** A batch line's attempt was refused 429 by a deployment (its catalog alias): the batch lane slows down there. */
+  onBatchRateLimited?(alias: string, retryAfterMs: number | null): void;
   log: Logger;
 }
 
@@ -79,9 +82,12 @@ async function finish(deps: ProcessorDeps, ctx: RequestRun, ending: Ending): Pro
   const record = buildUsageRecord(ctx.data, ctx.trace, { status: ending.status, errorCode, usage, startedAt: ctx.startedAt, endedAt: Date.now() }, deps.models);
   const claim = ctx.data.idempotencyKey;
   const usageEntry = deps.outbox.entry(record.tenantId, { kind: 'usage', record });
+  const records = [usageEntry.record];
+  // A batch line's result goes with its usage record: both land, or the line runs again.
+  if (ctx.data.batch) records.push(deps.outbox.entry(record.tenantId, { kind: 'batch_result', result: lineResult(ctx.data, ending, record) }).record);
   const kept = ctx.runner.keep?.(ctx.data, { status: ending.status, final: ending.final, error: ending.error, usage }) ?? null;
   const requestEnding: RequestEnding = {
-    outbox: { key: usageEntry.key, records: [usageEntry.record] },
+    outbox: { key: usageEntry.key, records },
     settlement: deps.ledger.settlement(record.tenantId, record.requestId, ctx.data.budgetKeys, record.costMicros),
     // A charged or successful request keeps its key (retries replay it); an uncharged failure frees it for a retry.
     claim: claim ? { key: claim, action: record.status === 'succeeded' || record.costMicros > 0 ? 'complete' : 'release' } : null,
@@ -106,6 +112,21 @@ async function finish(deps: ProcessorDeps, ctx: RequestRun, ending: Ending): Pro
     },
     'completion finished',
   );
+}
+
+/** A batch line's result: the body a live request would have been answered, and its tokens. */
+function lineResult(data: RequestJob, ending: Ending, record: UsageRecord): BatchLineResult {
+  const line = data.batch as NonNullable<RequestJob['batch']>;
+  const usage = {
+    inputTokens: record.promptTokens,
+    cachedTokens: record.cachedTokens,
+    outputTokens: record.completionTokens,
+    reasoningTokens: record.reasoningTokens,
+    totalTokens: record.totalTokens,
+  };
+  const common = { tenantId: data.tenantId, batchId: line.id, line: line.line, customId: line.customId, requestId: data.requestId, usage };
+  if (ending.final) return { ...common, status: 'succeeded', statusCode: 200, body: ending.final.payload };
+  return { ...common, status: 'failed', statusCode: ending.error.status, body: JSON.stringify(toEnvelope(ending.error, data.requestId)) };
 }
 
 /** What goes to the outbox with the usage record: the response for the store, and a background one's webhook event. */
@@ -199,6 +220,16 @@ async function timedAttempt<T>(metrics: WorkerMetrics, target: ProviderTarget, s
   }
 }
 
+/** Tells the batch lane of a 429, and passes the outcome on as it was. */
+async function slowedOn429<T>(attempt: Promise<T>, target: ProviderTarget, slow: NonNullable<ProcessorDeps['onBatchRateLimited']>): Promise<T> {
+  try {
+    return await attempt;
+  } catch (error) {
+    if (isUpstreamError(error) && error.kind === 'rate_limited') slow(target.alias, error.retryAfterMs);
+    throw error;
+  }
+}
+
 /** What a runner works with: the request's run, the providers, and its attempts recorded in the trace. */
 function runContext(deps: ProcessorDeps, run: RequestRun, signal: AbortSignal): RunContext {
   const { data, trace } = run;
@@ -218,7 +249,8 @@ function runContext(deps: ProcessorDeps, run: RequestRun, signal: AbortSignal): 
           previous = target;
           trace.target = target;
           trace.attempts++;
-          return deps.metrics ? timedAttempt(deps.metrics, target, signal, () => call(target, timeoutMs)) : call(target, timeoutMs);
+          const attempt = deps.metrics ? timedAttempt(deps.metrics, target, signal, () => call(target, timeoutMs)) : call(target, timeoutMs);
+          return data.batch && deps.onBatchRateLimited ? slowedOn429(attempt, target, deps.onBatchRateLimited) : attempt;
         },
         mayRetry,
       );
@@ -337,6 +369,25 @@ export function createLostJobHandler(deps: ProcessorDeps) {
 }
 
 /**
+ * Runs one request to its end (`rerun`: it may have run before), as a job's or as a batch line:
+ * each with its own signal, which a cancellation of the request aborts as well as `signal`.
+ */
+export function createRequestRunner(deps: ProcessorDeps) {
+  return async (data: RequestJob, rerun: boolean, signal: AbortSignal): Promise<void> => {
+    deps.metrics?.runStarted();
+    try {
+      const requestSignal = deps.cancellations.start(data.requestId, signal);
+      const { runner, genAiOperation } = operationOf(deps, data);
+      const run = () => runRequest(deps, data, runner, rerun, requestSignal);
+      await (deps.tracing.enabled ? inRequestSpan(deps.tracing, data, genAiOperation, run) : run());
+    } finally {
+      deps.cancellations.end(data.requestId);
+      deps.metrics?.runEnded();
+    }
+  };
+}
+
+/**
  * The BullMQ processor of the request queue: every request of the job at once, each with its
  * own signal (its client may go away alone). It must declare three parameters: BullMQ passes
  * the cancellation signal only to processors whose `length` is at least 3.
@@ -352,18 +403,8 @@ export function createJobProcessor(deps: ProcessorDeps) {
       return [];
     });
     for (const requestId of cancelled) deps.cancellations.cancel(requestId);
-    const runs = requests.map(async (data) => {
-      deps.metrics?.runStarted();
-      try {
-        const requestSignal = deps.cancellations.start(data.requestId, signal);
-        const { runner, genAiOperation } = operationOf(deps, data);
-        const run = () => runRequest(deps, data, runner, rerun, requestSignal);
-        await (deps.tracing.enabled ? inRequestSpan(deps.tracing, data, genAiOperation, run) : run());
-      } finally {
-        deps.cancellations.end(data.requestId);
-        deps.metrics?.runEnded();
-      }
-    });
+    const run = createRequestRunner(deps);
+    const runs = requests.map((data) => run(data, rerun, signal));
     // Every request runs to its end before the job does; then the first failure fails the job.
     const failed = (await Promise.allSettled(runs)).find((run) => run.status === 'rejected');
     if (failed) throw failed.reason;

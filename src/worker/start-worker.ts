@@ -13,7 +13,8 @@ import type { JobBatch } from '../infra/queue/job.ts';
 import { byKind, OPERATIONS, type RequestJob } from '../operations/index.ts';
 import type { Operations } from '../operations/operation.ts';
 import { Cancellations } from '../infra/events/cancellations.ts';
-import { createJobProcessor, createLostJobHandler, type ProcessorDeps } from './job-processor.ts';
+import { createJobProcessor, createLostJobHandler, createRequestRunner, type ProcessorDeps } from './job-processor.ts';
+import { lineEnds } from './batches/line-ends.ts';
 import { startResponseReaper } from './response-reaper.ts';
 import { ResponseStates } from '../infra/responses/response-state.ts';
 
@@ -33,9 +34,31 @@ import { createWebhookAgent } from '../infra/webhooks/guarded-agent.ts';
 import { parseRetryDelays, WebhookQueue } from '../infra/webhooks/webhook-queue.ts';
 import { sendWebhook } from '../infra/webhooks/webhook-sender.ts';
 import { createWebhookProcessor, createWebhookWorkers } from '../infra/webhooks/webhook-worker.ts';
+import { BatchQueues } from '../infra/queue/batch-jobs.ts';
+import { BatchLane } from './batches/batch-lane.ts';
+import { createBatchProcessor, createBatchWorkers, interactiveWaiting } from './batches/batch-worker.ts';
+import { bodyChecks } from '../operations/batch-body-check.ts';
+import { startBatchSupervisor } from './batches/batch-supervisor.ts';
+import { startFileSweep } from './file-sweep.ts';
+import { PromptCache } from '../domain/prompts/prompt-cache.ts';
+import { TenantSettingsCache } from '../domain/tenants/tenant-settings.ts';
+import { KeptResponses } from '../infra/responses/kept-responses.ts';
+import { admissionDefaultsOf, createAdmission } from '../domain/admission/admission-ports.ts';
 
 // A stored response is read from Redis until the outbox has written it to the store, then from the store.
 const STORED_RESPONSE_REDIS_TTL_MS = 60_000;
+
+// As on the web tier: a prompt version activated elsewhere reaches batch lines within this.
+const PROMPT_CACHE_TTL_MS = 5_000;
+
+// How often a batch line held back by the live queue looks at it again.
+const LANE_POLL_MS = 50;
+
+// Segments one worker process holds at once, of every batch; the lane's slots bound the lines they run.
+const SEGMENTS_PER_WORKER = 32;
+
+// Validations and finalizers one worker process runs at once.
+const STEPS_PER_WORKER = 4;
 
 /** A running worker: its BullMQ workers (one per queue shard) and a graceful stop. */
 export interface RunningWorker {
@@ -47,6 +70,7 @@ export interface RunningWorker {
 /** The worker's composition root: connections, catalog, providers, the BullMQ worker and the outbox drainer, built once; it runs `operations`' jobs. */
 export async function startWorker(config: Config, log: Logger, tracing: Tracing = TRACING_OFF, operations: Operations = OPERATIONS): Promise<RunningWorker> {
   const { env } = config;
+  let stopping = false;
   const catalog = await loadCatalogFile(env.CATALOG);
   const missing = missingSecrets(catalog, config.readSecret);
   if (missing.length > 0) log.warn({ models: missing }, 'provider keys are not set; these models will fail');
@@ -97,6 +121,15 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
     tracing,
     log,
   };
+  const lane = new BatchLane(
+    {
+      slots: Math.max(1, Math.floor(env.WORKER_CONCURRENCY * env.BATCH_LANE_SHARE)),
+      tenantSlots: Math.max(1, Math.floor(env.WORKER_CONCURRENCY * env.BATCH_TENANT_SHARE)),
+      pollMs: LANE_POLL_MS,
+    },
+    interactiveWaiting(redis, keys),
+  );
+  processorDeps.onBatchRateLimited = (alias, retryAfterMs) => lane.slowDown(alias, retryAfterMs);
   const processor = createJobProcessor(processorDeps);
   const endLost = createLostJobHandler(processorDeps);
   // Every process consumes every shard, each with the whole concurrency: a tenant lives on one
@@ -117,6 +150,64 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
     return worker;
   });
   const stopListening = await listenForCancellations(subscriber, keys.cancelChannel, cancellations);
+  // Batches run in the capacity live requests leave: their own queue, their own lane of slots.
+  const batchQueues = new BatchQueues(redis, keys, onRedisError);
+  const byKindOperations = byKind(operations);
+  const runRequest = createRequestRunner(processorDeps);
+  const ends = lineEnds(redis, keys);
+  const batchProcessor = createBatchProcessor({
+    segment: {
+      batches: repository.batches,
+      files: repository.files,
+      lane,
+      admission: {
+        plan: {
+          catalog: catalog,
+          prompts: new PromptCache(repository.prompts, PROMPT_CACHE_TTL_MS),
+          responses: new KeptResponses(states, repository.responses),
+        },
+        settings: new TenantSettingsCache(repository, env.PII_DEFAULT_MODE, env.SETTINGS_CACHE_TTL_MS),
+        admission: createAdmission(redis, keys, processorDeps.ledger, log),
+        audit: (event) => outbox.push(event.tenantId, { kind: 'audit', event }),
+        defaults: admissionDefaultsOf(env),
+      },
+      operations: byKindOperations,
+      run: runRequest,
+      ends,
+      outbox,
+      shardOf: (tenantId) => keys.shardOf(tenantId),
+      statusPollMs: Math.min(1_000, env.BATCH_SUPERVISE_INTERVAL_MS),
+      closing: () => stopping,
+      log,
+    },
+    validate: {
+      batches: repository.batches,
+      files: repository.files,
+      queues: batchQueues,
+      outbox,
+      checkBody: bodyChecks(byKindOperations, catalog),
+      maxLines: env.BATCH_MAX_LINES,
+      segmentLines: env.BATCH_SEGMENT_LINES,
+      maxLineBytes: env.BODY_LIMIT_BYTES,
+    },
+    finalize: { batches: repository.batches, files: repository.files, ends, outbox, fileTtlMs: env.FILE_TTL_S * 1000 },
+  });
+  const batchWorkers = createBatchWorkers(batchProcessor, {
+    connection: blocking,
+    keys,
+    segments: SEGMENTS_PER_WORKER,
+    steps: STEPS_PER_WORKER,
+    lockMs: env.WORKER_LOCK_MS,
+    log,
+  });
+  const stopSupervisor = startBatchSupervisor({
+    batches: repository.batches,
+    queues: batchQueues,
+    intervalMs: env.BATCH_SUPERVISE_INTERVAL_MS,
+    stallMs: Math.max(30_000, 10 * env.BATCH_SUPERVISE_INTERVAL_MS),
+    log,
+  });
+  const stopFileSweep = startFileSweep({ files: repository.files, intervalMs: env.FILES_SWEEP_INTERVAL_MS, log });
   // Webhook deliveries have their own queue and workers: a slow endpoint never holds up model work.
   const retryDelaysMs = parseRetryDelays(env.WEBHOOK_RETRY_DELAYS_MS);
   const webhookQueue = new WebhookQueue({ connection: redis, keys, repository, retryDelaysMs, onError: onRedisError });
@@ -144,8 +235,7 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
   });
   const drainer = new OutboxDrainer(redis, keys, repository, log, {}, { webhooks: (entries) => webhookQueue.enqueue(entries) });
   drainer.start();
-  await Promise.all([...workers, ...webhookWorkers].map((worker) => worker.waitUntilReady()));
-  let stopping = false;
+  await Promise.all([...workers, ...webhookWorkers, ...batchWorkers].map((worker) => worker.waitUntilReady()));
   const stopHeartbeat = startHeartbeat(
     redis,
     keys.workerHeartbeat,
@@ -165,17 +255,21 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
     async close() {
       stopping = true;
       stopHeartbeat();
-      const finished = await boundedWait(Promise.all([...workers, ...webhookWorkers].map((worker) => worker.close())), env.SHUTDOWN_GRACE_MS);
+      const finished = await boundedWait(Promise.all([...workers, ...webhookWorkers, ...batchWorkers].map((worker) => worker.close())), env.SHUTDOWN_GRACE_MS);
       if (!finished) {
         // BullMQ ignores close(true) once close() has begun, and close() waits on its blocking
         // command, which a Redis Cluster with no master left retries for ever. Dropping the
         // connections ends it; the running jobs' locks lapse and another worker re-runs them.
         log.warn('grace period over; handing running jobs back to the queue');
-        await boundedWait(Promise.all([...workers, ...webhookWorkers].map((worker) => worker.disconnect())));
+        await boundedWait(Promise.all([...workers, ...webhookWorkers, ...batchWorkers].map((worker) => worker.disconnect())));
       }
       // Each step is bounded: whatever Redis, the store or an upstream do, the process ends.
       await boundedWait(stopListening());
       await boundedWait(stopReaper());
+      await boundedWait(stopSupervisor());
+      await boundedWait(stopFileSweep());
+      lane.close();
+      await boundedWait(batchQueues.close());
       await boundedWait(drainer.stop());
       await boundedWait(webhookQueue.close());
       await boundedWait(webhookAgent.close());

@@ -2,7 +2,8 @@
  * The OpenAPI document against the gateway it describes, over real web and worker processes: it
  * is valid OpenAPI 3.1, it lists every public route and nothing internal, and every answer that
  * real requests provoke (each status, JSON body and streamed event) is one the document declares
- * for its route, checked with ajv. /docs renders it.
+ * for its route, checked with ajv (a byte stream or JSON Lines: its media type declared). /docs
+ * renders it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -11,7 +12,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';
-import { call } from '../helpers/http.ts';
+import { call, eventually } from '../helpers/http.ts';
 import type { Role } from '../../src/infra/store/repository.ts';
 
 // The document as JSON: its shape is what is under test.
@@ -21,6 +22,16 @@ const BODY_LIMIT = 64 * 1024;
 const today = new Date().toISOString().slice(0, 10);
 const CHAT = { model: 'sim', messages: [{ role: 'user', content: 'hi' }] };
 const MESSAGE = { model: 'sim', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] };
+/** The one line of the batch input file the probes upload. */
+const BATCH_LINE = JSON.stringify({ custom_id: 'line-1', method: 'POST', url: '/v1/chat/completions', body: CHAT });
+
+/** POST /v1/files's form: `content` as a file (a batch input by default), and `purpose` unless null. */
+function uploadForm(purpose: string | null = 'batch', content: string = `${BATCH_LINE}\n`): FormData {
+  const form = new FormData();
+  if (purpose !== null) form.append('purpose', purpose);
+  form.append('file', new Blob([content]), 'input.jsonl');
+  return form;
+}
 
 let upstream: FakeUpstream;
 let gateway: GatewayUnderTest;
@@ -43,6 +54,8 @@ interface Probe {
   headers?: Record<string, string>;
   /** The raw body, sent as is (a body too large, or not JSON). */
   raw?: string;
+  /** A `multipart/form-data` body (its boundary set by fetch). */
+  form?: FormData;
 }
 
 function pointer(...parts: string[]): string {
@@ -66,10 +79,13 @@ function expectDocumented(probe: Probe, status: number, contentType: string, tex
   expect(Object.keys(operation.responses[status].content ?? {}), `${what} declares ${media}`).toContain(media);
   const base = ['paths', probe.path, method, 'responses', String(status), 'content', media];
   if (media === 'application/json') validate(pointer(...base, 'schema'), JSON.parse(text), what);
-  else {
+  else if (media === 'text/event-stream') {
     const events = text.split('\n').filter((line) => line.startsWith('data: ') && line !== 'data: [DONE]');
     expect(events.length, `${what}: events`).toBeGreaterThan(0);
     for (const event of events) validate(pointer(...base, 'x-sse-data'), JSON.parse(event.slice('data: '.length)), `${what} event`);
+  } else {
+    // Bytes (a file's content) or JSON Lines (a message batch's results): the document declares the media type, as a string.
+    expect(operation.responses[status].content[media].schema.type, `${what}: ${media} is a string`).toBe('string');
   }
   const key = `${probe.method} ${probe.path}`;
   seen.set(key, (seen.get(key) ?? new Set()).add(status));
@@ -83,7 +99,7 @@ async function send(probe: Probe, expected: number): Promise<{ text: string; hea
   const response = await fetch(`${gateway.origin}${probe.url}`, {
     method: probe.method,
     headers,
-    body: probe.raw ?? (probe.body === undefined ? undefined : JSON.stringify(probe.body)),
+    body: probe.raw ?? probe.form ?? (probe.body === undefined ? undefined : JSON.stringify(probe.body)),
   });
   const text = await response.text();
   expect(response.status, `${probe.method} ${probe.url}: ${text.slice(0, 500)}`).toBe(expected);
@@ -110,8 +126,56 @@ const ROUTES = {
   usage: { method: 'GET', url: `/v1/usage?since=${today}`, path: '/v1/usage' },
   budgets: { method: 'GET', url: '/v1/budgets', path: '/v1/budgets' },
   audit: { method: 'GET', url: '/v1/audit', path: '/v1/audit' },
+  createFile: { method: 'POST', url: '/v1/files', path: '/v1/files', form: uploadForm() },
+  listFiles: { method: 'GET', url: '/v1/files', path: '/v1/files' },
+  getFile: { method: 'GET', url: '/v1/files/file-1', path: '/v1/files/{id}' },
+  fileContent: { method: 'GET', url: '/v1/files/file-1/content', path: '/v1/files/{id}/content' },
+  deleteFile: { method: 'DELETE', url: '/v1/files/file-1', path: '/v1/files/{id}' },
+  createBatch: {
+    method: 'POST',
+    url: '/v1/batches',
+    path: '/v1/batches',
+    body: { input_file_id: 'file-1', endpoint: '/v1/chat/completions', completion_window: '24h' },
+  },
+  listBatches: { method: 'GET', url: '/v1/batches', path: '/v1/batches' },
+  getBatch: { method: 'GET', url: '/v1/batches/batch_1', path: '/v1/batches/{id}' },
+  cancelBatch: { method: 'POST', url: '/v1/batches/batch_1/cancel', path: '/v1/batches/{id}/cancel' },
+  createMessageBatch: {
+    method: 'POST',
+    url: '/v1/messages/batches',
+    path: '/v1/messages/batches',
+    body: { requests: [{ custom_id: 'req-1', params: MESSAGE }] },
+  },
+  listMessageBatches: { method: 'GET', url: '/v1/messages/batches', path: '/v1/messages/batches' },
+  getMessageBatch: { method: 'GET', url: '/v1/messages/batches/msgbatch_1', path: '/v1/messages/batches/{id}' },
+  cancelMessageBatch: { method: 'POST', url: '/v1/messages/batches/msgbatch_1/cancel', path: '/v1/messages/batches/{id}/cancel' },
+  deleteMessageBatch: { method: 'DELETE', url: '/v1/messages/batches/msgbatch_1', path: '/v1/messages/batches/{id}' },
+  messageBatchResults: { method: 'GET', url: '/v1/messages/batches/msgbatch_1/results', path: '/v1/messages/batches/{id}/results' },
 } satisfies Record<string, Probe>;
 type RouteName = keyof typeof ROUTES;
+
+/** The routes of an object that was never made (`resp_1`, `file-1`, `batch_1`, `msgbatch_1`; `createBatch`: its input file): 404, as documented. */
+const UNKNOWN: readonly RouteName[] = [
+  'getResponse',
+  'deleteResponse',
+  'cancelResponse',
+  'inputItems',
+  'getFile',
+  'fileContent',
+  'deleteFile',
+  'createBatch',
+  'getBatch',
+  'cancelBatch',
+  'getMessageBatch',
+  'cancelMessageBatch',
+  'deleteMessageBatch',
+  'messageBatchResults',
+];
+
+/** The probe of a route of an object that exists: its placeholder id in the url replaced by `id`. */
+function of(probe: Probe, id: string): Probe {
+  return { ...probe, url: probe.url.replace(/\/(resp_1|file-1|batch_1|msgbatch_1)(\/|$)/, `/${id}$2`) };
+}
 
 // A role each authenticated route refuses (docs/roles.md).
 const REFUSED: Record<Exclude<RouteName, 'healthz' | 'readyz'>, Role> = {
@@ -131,6 +195,21 @@ const REFUSED: Record<Exclude<RouteName, 'healthz' | 'readyz'>, Role> = {
   usage: 'app',
   budgets: 'app',
   audit: 'developer',
+  createFile: 'auditor',
+  listFiles: 'auditor',
+  getFile: 'auditor',
+  fileContent: 'auditor',
+  deleteFile: 'auditor',
+  createBatch: 'auditor',
+  listBatches: 'auditor',
+  getBatch: 'auditor',
+  cancelBatch: 'auditor',
+  createMessageBatch: 'auditor',
+  listMessageBatches: 'auditor',
+  getMessageBatch: 'auditor',
+  cancelMessageBatch: 'auditor',
+  deleteMessageBatch: 'auditor',
+  messageBatchResults: 'auditor',
 };
 
 /** A tenant with its own admin key and, after `prepare`, its own plan or budget. */
@@ -144,7 +223,11 @@ async function tenantWith(id: string, prepare: (adminKey: string) => Promise<voi
 
 beforeAll(async () => {
   upstream = await startFakeUpstream();
-  gateway = await startGateway({ catalog: testCatalog(upstream.url), env: { BODY_LIMIT_BYTES: String(BODY_LIMIT), SETTINGS_CACHE_TTL_MS: '100' } });
+  // FILE_MAX_BYTES bounds an upload and a message batch's body; BATCH_SUPERVISE_INTERVAL_MS: a batch ends soon after its lines.
+  gateway = await startGateway({
+    catalog: testCatalog(upstream.url),
+    env: { BODY_LIMIT_BYTES: String(BODY_LIMIT), FILE_MAX_BYTES: String(BODY_LIMIT), SETTINGS_CACHE_TTL_MS: '100', BATCH_SUPERVISE_INTERVAL_MS: '200' },
+  });
   for (const role of ['admin', 'developer', 'app', 'auditor'] as const) keys[role] = (await gateway.issueKey('acme', role)).secret;
   operatorAdmin = (await gateway.issueKey('operator', 'admin')).secret;
   expect(
@@ -206,6 +289,9 @@ describe('the document', () => {
       expect(Object.keys(doc.paths[path].post.responses[200].content)).toEqual(['application/json', 'text/event-stream']);
     }
     expect(doc.paths['/v1/messages'].post.security).toEqual([{ bearer: [] }, { apiKey: [] }]);
+    expect(doc.paths['/v1/messages/batches'].post.security).toEqual([{ bearer: [] }, { apiKey: [] }]);
+    expect(doc.paths['/v1/files'].post.security).toEqual([{ bearer: [] }]);
+    expect(doc.paths['/v1/batches'].post.security).toEqual([{ bearer: [] }]);
     expect(doc.paths['/v1/models'].get.security).toEqual([{ bearer: [] }]);
     expect(doc.paths['/healthz'].get.security).toEqual([]);
   });
@@ -214,9 +300,8 @@ describe('the document', () => {
 describe('answers match the document', () => {
   it.each(Object.keys(ROUTES) as RouteName[])('%s: a valid request', async (name) => {
     const probe: Probe = ROUTES[name];
-    // resp_1 was never made: the kept responses' routes answer 404, as documented.
-    const unknown = ['getResponse', 'deleteResponse', 'cancelResponse', 'inputItems'].includes(name);
-    await send(probe, unknown ? 404 : 200);
+    // resp_1, file-1, batch_1 and msgbatch_1 were never made: their routes answer 404, as documented.
+    await send(probe, UNKNOWN.includes(name) ? 404 : 200);
   });
 
   it("a kept response's routes: 200s as documented", async () => {
@@ -224,8 +309,40 @@ describe('answers match the document', () => {
     const { id } = JSON.parse(created.text) as { id: string };
     for (const name of ['getResponse', 'inputItems', 'cancelResponse', 'deleteResponse'] as const) {
       const probe = ROUTES[name];
-      await send({ ...probe, url: probe.url.replace('resp_1', id) }, 200);
+      await send(of(probe, id), 200);
     }
+  });
+
+  it("a file's and a batch's routes: 200s as documented, the content as bytes", async () => {
+    const uploaded = await send(ROUTES.createFile, 200);
+    const file = (JSON.parse(uploaded.text) as { id: string }).id;
+    await send(of(ROUTES.getFile, file), 200);
+    const content = await send(of(ROUTES.fileContent, file), 200);
+    expect(content.text).toBe(`${BATCH_LINE}\n`);
+    const created = await send({ ...ROUTES.createBatch, body: { ...ROUTES.createBatch.body, input_file_id: file } }, 200);
+    const batch = (JSON.parse(created.text) as { id: string }).id;
+    await send(of(ROUTES.getBatch, batch), 200);
+    await send(of(ROUTES.cancelBatch, batch), 200);
+    // Another upload to delete: the batch's input stays.
+    const spare = (JSON.parse((await send(ROUTES.createFile, 200)).text) as { id: string }).id;
+    await send(of(ROUTES.deleteFile, spare), 200);
+  });
+
+  it("an ended message batch's routes: 200s as documented, the results as JSON Lines", async () => {
+    const created = await send(ROUTES.createMessageBatch, 200);
+    const { id } = JSON.parse(created.text) as { id: string };
+    await send(of(ROUTES.getMessageBatch, id), 200);
+    // The test gateway's worker runs it.
+    const batch = `/v1/messages/batches/${id}`;
+    await eventually(async () => (await call(gateway.origin, keys.admin, 'GET', batch)).body.processing_status === 'ended', 20_000, `${id} to end`);
+    const results = await send(of(ROUTES.messageBatchResults, id), 200);
+    const lines = results.text
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as { custom_id: string; result: { type: string } });
+    expect(lines).toEqual([{ custom_id: 'req-1', result: expect.objectContaining({ type: 'succeeded' }) }]);
+    await send(of(ROUTES.cancelMessageBatch, id), 200);
+    await send(of(ROUTES.deleteMessageBatch, id), 200);
   });
 
   it.each(['chat', 'messages', 'responses'] as const)('%s: streamed', async (name) => {
@@ -264,6 +381,16 @@ describe('answers match the document', () => {
     await send({ ...ROUTES.healthz, url: '/healthz?x=%00' }, 400);
     await send({ ...ROUTES.readyz, url: '/readyz?x=%00' }, 400);
     await send({ ...ROUTES.getResponse, url: '/v1/responses/%00' }, 400);
+    await send({ ...ROUTES.createFile, form: uploadForm(null) }, 400);
+    await send({ ...ROUTES.createFile, form: uploadForm('batch_output') }, 400);
+    await send({ ...ROUTES.listFiles, url: '/v1/files?purpose=nope' }, 400);
+    await send({ ...ROUTES.getFile, url: '/v1/files/%00' }, 400);
+    await send({ ...ROUTES.createBatch, body: { endpoint: '/v1/chat/completions', completion_window: '24h' } }, 400);
+    await send({ ...ROUTES.createBatch, body: { ...ROUTES.createBatch.body, completion_window: '1h' } }, 400);
+    await send({ ...ROUTES.listBatches, url: '/v1/batches?limit=0' }, 400);
+    await send({ ...ROUTES.createMessageBatch, body: { requests: [] } }, 400);
+    await send({ ...ROUTES.createMessageBatch, body: { requests: [{ custom_id: 'req-1', params: { model: 'sim' } }] } }, 400);
+    await send({ ...ROUTES.listMessageBatches, url: '/v1/messages/batches?before_id=msgbatch_1' }, 400);
   });
 
   it('404: unknown models and prompts', async () => {
@@ -278,12 +405,19 @@ describe('answers match the document', () => {
     await send({ ...ROUTES.prompt, url: '/v1/prompts/no-such-prompt' }, 404);
   });
 
-  it('413 and 415: a body too large, or not JSON', async () => {
+  it("413 and 415: a body too large, or not of the route's media type", async () => {
     const large = JSON.stringify({ ...CHAT, messages: [{ role: 'user', content: 'x'.repeat(BODY_LIMIT) }] });
     for (const route of [ROUTES.chat, ROUTES.embeddings, ROUTES.messages, ROUTES.countTokens, ROUTES.responses]) {
       await send({ ...route, raw: large }, 413);
       await send({ ...route, raw: 'model=sim', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, 415);
     }
+    // Past FILE_MAX_BYTES (set to BODY_LIMIT_BYTES here): an upload, and a message batch's requests.
+    await send({ ...ROUTES.createFile, form: uploadForm('user_data', 'x'.repeat(BODY_LIMIT + 1)) }, 413);
+    const requests = [{ custom_id: 'req-1', params: { ...MESSAGE, messages: [{ role: 'user', content: 'x'.repeat(BODY_LIMIT) }] } }];
+    await send({ ...ROUTES.createMessageBatch, body: { requests } }, 413);
+    // An upload is a form; a message batch, JSON.
+    await send({ ...ROUTES.createFile, form: undefined, body: { purpose: 'batch' } }, 415);
+    await send({ ...ROUTES.createMessageBatch, raw: 'requests=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, 415);
   });
 
   it('422: a parameter the model does not take', async () => {

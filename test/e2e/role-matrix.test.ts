@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { testCatalog } from '../helpers/test-catalog.ts';
-import { call, type JsonResponse } from '../helpers/http.ts';
+import { call, eventually, type JsonResponse } from '../helpers/http.ts';
 import type { Role } from '../../src/infra/store/repository.ts';
 
 const ROLES = ['admin', 'developer', 'app', 'auditor'] as const satisfies readonly Role[];
@@ -33,7 +33,20 @@ interface Endpoint {
   ok: number;
   /** Errors in Anthropic's shape (its Messages API). */
   anthropic?: true;
+  /** A `multipart/form-data` body instead of JSON (an upload). */
+  form?: () => FormData;
   prepare?: (tenant: Tenant) => Promise<{ path: string; body?: unknown }>;
+}
+
+const CHAT = { model: 'sim', messages: [{ role: 'user', content: 'hi' }] };
+const MESSAGE_BATCH = { requests: [{ custom_id: 'req-1', params: { model: 'sim', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] } }] };
+
+/** A batch input file of one line, as POST /v1/files takes it. */
+function batchInput(): FormData {
+  const form = new FormData();
+  form.append('purpose', 'batch');
+  form.append('file', new Blob([`${JSON.stringify({ custom_id: 'line-1', method: 'POST', url: '/v1/chat/completions', body: CHAT })}\n`]), 'input.jsonl');
+  return form;
 }
 
 const ENDPOINTS: Record<string, Endpoint> = {
@@ -63,6 +76,66 @@ const ENDPOINTS: Record<string, Endpoint> = {
   'GET /v1/usage': { method: 'GET', path: `/v1/usage?since=${today}`, ok: 200 },
   'GET /v1/budgets': { method: 'GET', path: '/v1/budgets', ok: 200 },
   'GET /v1/audit': { method: 'GET', path: '/v1/audit', ok: 200 },
+  'POST /v1/files': { method: 'POST', path: '/v1/files', form: batchInput, ok: 200 },
+  'GET /v1/files': { method: 'GET', path: '/v1/files', ok: 200 },
+  'GET /v1/files/{id}': { method: 'GET', path: '/v1/files/{id}', ok: 200, prepare: async (tenant) => ({ path: `/v1/files/${await fileOf(tenant)}` }) },
+  'GET /v1/files/{id}/content': {
+    method: 'GET',
+    path: '/v1/files/{id}/content',
+    ok: 200,
+    prepare: async (tenant) => ({ path: `/v1/files/${await fileOf(tenant)}/content` }),
+  },
+  'DELETE /v1/files/{id}': { method: 'DELETE', path: '/v1/files/{id}', ok: 200, prepare: async (tenant) => ({ path: `/v1/files/${await fileOf(tenant)}` }) },
+  'POST /v1/batches': {
+    method: 'POST',
+    path: '/v1/batches',
+    // The body of a refused call; an allowed one uploads its input file first.
+    body: { input_file_id: 'file-none', endpoint: '/v1/chat/completions', completion_window: '24h' },
+    ok: 200,
+    prepare: async (tenant) => ({
+      path: '/v1/batches',
+      body: { input_file_id: await fileOf(tenant), endpoint: '/v1/chat/completions', completion_window: '24h' },
+    }),
+  },
+  'GET /v1/batches': { method: 'GET', path: '/v1/batches', ok: 200 },
+  'GET /v1/batches/{id}': { method: 'GET', path: '/v1/batches/{id}', ok: 200, prepare: async (tenant) => ({ path: `/v1/batches/${await batchOf(tenant)}` }) },
+  'POST /v1/batches/{id}/cancel': {
+    method: 'POST',
+    path: '/v1/batches/{id}/cancel',
+    ok: 200,
+    prepare: async (tenant) => ({ path: `/v1/batches/${await batchOf(tenant)}/cancel` }),
+  },
+  'POST /v1/messages/batches': { method: 'POST', path: '/v1/messages/batches', body: MESSAGE_BATCH, ok: 200, anthropic: true },
+  'GET /v1/messages/batches': { method: 'GET', path: '/v1/messages/batches', ok: 200, anthropic: true },
+  'GET /v1/messages/batches/{id}': {
+    method: 'GET',
+    path: '/v1/messages/batches/{id}',
+    ok: 200,
+    anthropic: true,
+    prepare: async (tenant) => ({ path: `/v1/messages/batches/${await messageBatchOf(tenant)}` }),
+  },
+  'POST /v1/messages/batches/{id}/cancel': {
+    method: 'POST',
+    path: '/v1/messages/batches/{id}/cancel',
+    ok: 200,
+    anthropic: true,
+    prepare: async (tenant) => ({ path: `/v1/messages/batches/${await messageBatchOf(tenant)}/cancel` }),
+  },
+  // An ended batch: one still processing is neither deleted nor read (400).
+  'DELETE /v1/messages/batches/{id}': {
+    method: 'DELETE',
+    path: '/v1/messages/batches/{id}',
+    ok: 200,
+    anthropic: true,
+    prepare: async (tenant) => ({ path: `/v1/messages/batches/${await messageBatchOf(tenant, true)}` }),
+  },
+  'GET /v1/messages/batches/{id}/results': {
+    method: 'GET',
+    path: '/v1/messages/batches/{id}/results',
+    ok: 200,
+    anthropic: true,
+    prepare: async (tenant) => ({ path: `/v1/messages/batches/${await messageBatchOf(tenant, true)}/results` }),
+  },
   'POST /internal/v1/prompts/{name}/versions': {
     method: 'POST',
     path: '/internal/v1/prompts/greet/versions',
@@ -158,6 +231,38 @@ const ENDPOINTS: Record<string, Endpoint> = {
 };
 type EndpointName = keyof typeof ENDPOINTS;
 
+/** A new batch input file of the tenant, uploaded with its admin key. */
+async function fileOf(tenant: Tenant): Promise<string> {
+  const response = await fetch(`${gateway.origin}/v1/files`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${keys[tenant].admin}` },
+    body: batchInput(),
+  });
+  const body = (await response.json()) as { id: string };
+  expect(response.status, JSON.stringify(body)).toBe(200);
+  return body.id;
+}
+
+/** A new batch of the tenant, made with its admin key. */
+async function batchOf(tenant: Tenant): Promise<string> {
+  const body = { input_file_id: await fileOf(tenant), endpoint: '/v1/chat/completions', completion_window: '24h' };
+  const created = await call(gateway.origin, keys[tenant].admin, 'POST', '/v1/batches', body);
+  expect(created.status, JSON.stringify(created.body)).toBe(200);
+  return created.body.id as string;
+}
+
+/** A new message batch of the tenant, made with its admin key; `ended`: once the worker has run it. */
+async function messageBatchOf(tenant: Tenant, ended = false): Promise<string> {
+  const created = await call(gateway.origin, keys[tenant].admin, 'POST', '/v1/messages/batches', MESSAGE_BATCH);
+  expect(created.status, JSON.stringify(created.body)).toBe(200);
+  const id = created.body.id as string;
+  if (ended) {
+    const status = async () => (await call(gateway.origin, keys[tenant].admin, 'GET', `/v1/messages/batches/${id}`)).body.processing_status;
+    await eventually(async () => (await status()) === 'ended', 20_000, `${id} to end`);
+  }
+  return id;
+}
+
 /** A new webhook endpoint of the tenant, made with its admin key. */
 async function webhookOf(tenant: Tenant): Promise<string> {
   const created = await call(gateway.origin, keys[tenant].admin, 'POST', '/internal/v1/webhooks', {
@@ -187,6 +292,21 @@ const MATRIX: Array<[EndpointName, Outcome, Outcome, Outcome, Outcome, Outcome, 
   ['GET /v1/usage', Y, Y, N, Y, Y, Y, N, Y],
   ['GET /v1/budgets', Y, Y, N, Y, Y, Y, N, Y],
   ['GET /v1/audit', Y, N, N, Y, Y, N, N, Y],
+  ['POST /v1/files', Y, Y, Y, N, Y, Y, Y, N],
+  ['GET /v1/files', Y, Y, Y, N, Y, Y, Y, N],
+  ['GET /v1/files/{id}', Y, Y, Y, N, Y, Y, Y, N],
+  ['GET /v1/files/{id}/content', Y, Y, Y, N, Y, Y, Y, N],
+  ['DELETE /v1/files/{id}', Y, Y, Y, N, Y, Y, Y, N],
+  ['POST /v1/batches', Y, Y, Y, N, Y, Y, Y, N],
+  ['GET /v1/batches', Y, Y, Y, N, Y, Y, Y, N],
+  ['GET /v1/batches/{id}', Y, Y, Y, N, Y, Y, Y, N],
+  ['POST /v1/batches/{id}/cancel', Y, Y, Y, N, Y, Y, Y, N],
+  ['POST /v1/messages/batches', Y, Y, Y, N, Y, Y, Y, N],
+  ['GET /v1/messages/batches', Y, Y, Y, N, Y, Y, Y, N],
+  ['GET /v1/messages/batches/{id}', Y, Y, Y, N, Y, Y, Y, N],
+  ['POST /v1/messages/batches/{id}/cancel', Y, Y, Y, N, Y, Y, Y, N],
+  ['DELETE /v1/messages/batches/{id}', Y, Y, Y, N, Y, Y, Y, N],
+  ['GET /v1/messages/batches/{id}/results', Y, Y, Y, N, Y, Y, Y, N],
   ['POST /internal/v1/prompts/{name}/versions', Y, N, N, N, Y, N, N, N],
   ['POST /internal/v1/prompts/{name}/activate', Y, N, N, N, Y, N, N, N],
   ['GET /internal/v1/prompts/{name}/versions', Y, N, N, N, Y, N, N, N],
@@ -223,11 +343,14 @@ async function send(tenant: Tenant, secret: string | null, endpoint: Endpoint, w
   const prepared = withPrepare && endpoint.prepare ? await endpoint.prepare(tenant) : null;
   const path = prepared?.path ?? endpoint.path.replace('{id}', 'does_not_exist');
   const body = prepared?.body ?? endpoint.body;
-  if (secret !== null) return call(gateway.origin, secret, endpoint.method, path, body);
+  if (secret !== null && !endpoint.form) return call(gateway.origin, secret, endpoint.method, path, body);
   const response = await fetch(`${gateway.origin}${path}`, {
     method: endpoint.method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    headers: {
+      ...(secret === null ? {} : { authorization: `Bearer ${secret}` }),
+      ...(body === undefined || endpoint.form ? {} : { 'content-type': 'application/json' }),
+    },
+    body: endpoint.form?.() ?? (body === undefined ? undefined : JSON.stringify(body)),
   });
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : null, headers: response.headers };
@@ -256,7 +379,8 @@ function expectRefusal(endpoint: Endpoint, response: JsonResponse, status: numbe
 
 beforeAll(async () => {
   upstream = await startFakeUpstream();
-  gateway = await startGateway({ catalog: testCatalog(upstream.url), env: { SETTINGS_CACHE_TTL_MS: '100' } });
+  // BATCH_SUPERVISE_INTERVAL_MS: a message batch ends soon after its requests ran (the rows of an ended one wait for it).
+  gateway = await startGateway({ catalog: testCatalog(upstream.url), env: { SETTINGS_CACHE_TTL_MS: '100', BATCH_SUPERVISE_INTERVAL_MS: '200' } });
   for (const tenant of TENANTS) {
     keys[tenant] = {} as Record<Role, string>;
     for (const role of ROLES) keys[tenant][role] = (await gateway.issueKey(tenant, role)).secret;

@@ -1,6 +1,7 @@
 /**
  * Every route, attacked as a hostile client would: generated request bodies (valid ones mutated, deep
- * and wide structures, huge numbers, invalid UTF-8, control characters, bytes that are not JSON),
+ * and wide structures, huge numbers, invalid UTF-8, control characters, bytes that are not JSON;
+ * for an upload, multipart forms with odd fields, filenames, parts and boundaries, or cut short),
  * headers, query strings and path parameters, sent as raw HTTP to web and worker processes. For each
  * case: no 5xx, every error is the envelope with its request id, and both processes still answer
  * /healthz. The seed is fixed in CI (printed with the case count); FUZZ_RUNS and FUZZ_SEED run more or
@@ -23,6 +24,10 @@ let gateway: GatewayUnderTest;
 let port: number;
 let keys: Record<'operator' | 'admin' | 'developer' | 'app' | 'auditor', string>;
 
+/** A batch input file of acme's, stored before the cases run: what POST /v1/batches's valid body names. */
+const INPUT_FILE = 'file-fuzz-input';
+const VALID_LINE = `${JSON.stringify({ custom_id: 'line-1', method: 'POST', url: '/v1/chat/completions', body: { model: 'sim', messages: [{ role: 'user', content: 'Hello' }] } })}\n`;
+
 beforeAll(async () => {
   upstream = await startFakeUpstream();
   gateway = await startGateway({ catalog: testCatalog(upstream.url), env: { TENANT_RPM: '0', TENANT_TPM: '0', KEY_RPM: '0', KEY_TPM: '0' } });
@@ -34,6 +39,13 @@ beforeAll(async () => {
     app: (await gateway.issueKey('acme', 'app')).secret,
     auditor: (await gateway.issueKey('acme', 'auditor')).secret,
   };
+  const record = { id: INPUT_FILE, tenantId: 'acme', purpose: 'batch' as const, filename: 'input.jsonl', createdAt: new Date(), expiresAt: null };
+  await gateway.repository.files.create(
+    record,
+    (async function* () {
+      yield Buffer.from(VALID_LINE);
+    })(),
+  );
 });
 
 afterAll(async () => {
@@ -109,8 +121,8 @@ function checkAnswer(request: RawRequest, response: RawResponse): void {
   } catch {
     throw new Error(`not JSON: ${what}`);
   }
-  // Anthropic's Messages API answers in Anthropic's error shape, every other route in the spec's.
-  if (/^\/v1\/messages(\/count_tokens)?(\?|$)/.test(request.target) && (envelope as { type?: unknown }).type === 'error') {
+  // Anthropic's Messages API (and its Message Batches) answers in Anthropic's error shape, every other route in the spec's.
+  if (/^\/v1\/messages(\/count_tokens|\/batches(\/[^?]*)?)?(\?|$)/.test(request.target) && (envelope as { type?: unknown }).type === 'error') {
     const anthropic = envelope as { error?: Record<string, unknown>; request_id?: unknown };
     expect(Object.keys(anthropic), what).toEqual(['type', 'error', 'request_id']);
     expect(anthropic.error, what).toMatchObject({
@@ -171,7 +183,18 @@ const oddValue: fc.Arbitrary<unknown> = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 40 }),
 );
 
-/** Replaces, removes or adds one field of a valid body (at the top, or in its first message or tool), or leaves it. */
+/** `valid` with `field` set to `value` in its first message, or in its first request's params (a message batch); else at the top. */
+function nested(valid: Record<string, unknown>, field: string, value: unknown): Record<string, unknown> {
+  const { messages, requests } = valid;
+  if (Array.isArray(messages) && messages.length > 0) return { ...valid, messages: [{ ...(messages[0] as object), [field]: value }, ...messages.slice(1)] };
+  if (Array.isArray(requests) && requests.length > 0) {
+    const [first, ...rest] = requests as Array<{ params?: object }>;
+    return { ...valid, requests: [{ ...first, params: { ...first?.params, [field]: value } }, ...rest] };
+  }
+  return { ...valid, [field]: value };
+}
+
+/** Replaces, removes or adds one field of a valid body (at the top, or in its first message or request), or leaves it. */
 function mutate(valid: Record<string, unknown>): fc.Arbitrary<Record<string, unknown>> {
   const fields = Object.keys(valid);
   return fc.oneof(
@@ -179,11 +202,9 @@ function mutate(valid: Record<string, unknown>): fc.Arbitrary<Record<string, unk
     fc.tuple(fc.constantFrom(...fields), oddValue).map(([field, value]) => ({ ...valid, [field]: value })),
     fc.constantFrom(...fields).map((field) => Object.fromEntries(Object.entries(valid).filter(([key]) => key !== field))),
     fc.tuple(fc.string({ minLength: 1, maxLength: 12 }), oddValue).map(([field, value]) => ({ ...valid, [field]: value })),
-    fc.tuple(fc.string({ minLength: 1, maxLength: 12 }), oddValue).map(([field, value]) => {
-      const messages = valid.messages;
-      if (!Array.isArray(messages) || messages.length === 0) return { ...valid, [field]: value };
-      return { ...valid, messages: [{ ...(messages[0] as object), [field]: value }, ...messages.slice(1)] };
-    }),
+    fc
+      .tuple(fc.oneof(fc.string({ minLength: 1, maxLength: 12 }), fc.constantFrom('model', 'max_tokens', 'messages', 'content', 'stream')), oddValue)
+      .map(([field, value]) => nested(valid, field, value)),
   );
 }
 
@@ -221,8 +242,28 @@ const query = fc.oneof(
   fc.constant(''),
   fc
     .dictionary(
-      fc.constantFrom('since', 'until', 'limit', 'cursor', 'model', 'feature', 'key_id', 'group_by', 'action', 'actor', 'x'),
-      fc.oneof(fc.constantFrom('2026-11-01', '2026-02-30', '-1', '1e308', '9999999999999999999', '', 'day', 'model'), fc.string({ maxLength: 20 })),
+      fc.constantFrom(
+        'since',
+        'until',
+        'limit',
+        'cursor',
+        'model',
+        'feature',
+        'key_id',
+        'group_by',
+        'action',
+        'actor',
+        'purpose',
+        'order',
+        'after',
+        'after_id',
+        'before_id',
+        'x',
+      ),
+      fc.oneof(
+        fc.constantFrom('2026-11-01', '2026-02-30', '-1', '1e308', '9999999999999999999', '', 'day', 'model', 'batch', 'asc', INPUT_FILE),
+        fc.string({ maxLength: 20 }),
+      ),
     )
     .map((params) => `?${new URLSearchParams(params).toString()}`),
   fc.constantFrom('?since=%E0%A4%A', '?since=2026-11-01&since=2026-11-02', '?limit=1&limit=2', '?cursor=' + 'A'.repeat(5000), '?%zz=1'),
@@ -251,8 +292,85 @@ const extraHeaders = fc.record(
   { requiredKeys: ['content-type'] },
 );
 
+const BOUNDARY = 'fuzz-form-7MA4YWxkTrZu0gW';
+
+/** One part of a multipart form: a field, or a file part when it has a filename. */
+function formPart(name: string, value: Buffer, filename?: string): Buffer {
+  const disposition = `form-data; name="${name}"${filename === undefined ? '' : `; filename="${filename}"`}`;
+  const type = filename === undefined ? '' : 'content-type: application/octet-stream\r\n';
+  return Buffer.concat([Buffer.from(`--${BOUNDARY}\r\ncontent-disposition: ${disposition}\r\n${type}\r\n`), value, Buffer.from('\r\n')]);
+}
+
+/**
+ * POST /v1/files's body: a form of a batch file and its fields, each maybe odd: the purpose missing or
+ * not one a client uploads, expires_after's fields, the file's name and content, no file, two, one under
+ * another name, the fields before or after it, the form cut short.
+ */
+const uploadForm: fc.Arbitrary<Buffer> = fc
+  .record({
+    purpose: fc.oneof(
+      { weight: 3, arbitrary: fc.constantFrom('batch', 'user_data') },
+      { weight: 1, arbitrary: fc.oneof(fc.constantFrom(undefined, 'batch_output', 'assistants', ''), fc.string({ maxLength: 20 })) },
+    ),
+    expires: fc.oneof(
+      { weight: 3, arbitrary: fc.constant(undefined) },
+      {
+        weight: 1,
+        arbitrary: fc.tuple(fc.constantFrom('created_at', 'last_active_at', ''), fc.constantFrom('3600', '2592000', '0', '-1', '1e9', '99999999999', 'x')),
+      },
+    ),
+    fieldsFirst: fc.boolean(),
+    fileName: fc.oneof({ weight: 4, arbitrary: fc.constant('file') }, { weight: 1, arbitrary: fc.constantFrom('files', '', 'purpose', 'file[]') }),
+    files: fc.oneof({ weight: 4, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.constantFrom(0, 2) }),
+    filename: fc.oneof(
+      { weight: 3, arbitrary: fc.constant('input.jsonl') },
+      {
+        weight: 1,
+        arbitrary: fc.oneof(fc.constantFrom('', 'a\u0000b.jsonl', '../../etc/passwd', '💥.jsonl', 'a"b', 'x'.repeat(300)), fc.string({ maxLength: 20 })),
+      },
+    ),
+    content: fc.oneof(
+      { weight: 3, arbitrary: fc.constantFrom(VALID_LINE, VALID_LINE.repeat(3)).map((text) => Buffer.from(text)) },
+      {
+        weight: 1,
+        arbitrary: fc.oneof(
+          fc.constantFrom('', '\n\n', '{"custom_id":', `--${BOUNDARY}\r\n`).map((text) => Buffer.from(text)),
+          fc.uint8Array({ maxLength: 300 }).map((bytes) => Buffer.from(bytes)),
+          fc.string({ unit: 'binary', maxLength: 200 }).map((text) => Buffer.from(text)),
+        ),
+      },
+    ),
+    cut: fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.nat() }),
+  })
+  .map(({ purpose, expires, fieldsFirst, fileName, files, filename, content, cut }) => {
+    const fields = [
+      ...(purpose === undefined ? [] : [formPart('purpose', Buffer.from(purpose))]),
+      ...(expires === undefined
+        ? []
+        : [formPart('expires_after[anchor]', Buffer.from(expires[0])), formPart('expires_after[seconds]', Buffer.from(expires[1]))]),
+    ];
+    const fileParts = Array.from({ length: files }, () => formPart(fileName, content, filename));
+    const form = Buffer.concat([...(fieldsFirst ? [...fields, ...fileParts] : [...fileParts, ...fields]), Buffer.from(`--${BOUNDARY}--\r\n`)]);
+    return cut === undefined ? form : form.subarray(0, cut % form.length);
+  });
+
+/** An upload's content type: its form's, mostly; else no boundary, another one, or the case's other header. */
+const formType = fc.oneof(
+  { weight: 8, arbitrary: fc.constant(`multipart/form-data; boundary=${BOUNDARY}`) },
+  { weight: 1, arbitrary: fc.constantFrom('multipart/form-data', 'multipart/form-data; boundary=other', 'multipart/form-data; boundary=', 'multipart/mixed') },
+  { weight: 1, arbitrary: fc.constant(null) },
+);
+
 const VALID_CHAT = { model: 'fake-gpt', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 16 };
-type Route = { method: string; path: fc.Arbitrary<string>; key: keyof typeof keys; body: Record<string, unknown> | null };
+const VALID_MESSAGE = { model: 'sim', max_tokens: 16, messages: [{ role: 'user', content: 'Hello' }] };
+type Route = {
+  method: string;
+  path: fc.Arbitrary<string>;
+  key: keyof typeof keys;
+  body: Record<string, unknown> | null;
+  /** A multipart upload: its body is `uploadForm`'s, not JSON. */
+  form?: true;
+};
 const ROUTES: Route[] = [
   { method: 'POST', path: fc.constant('/v1/chat/completions'), key: 'app', body: VALID_CHAT },
   {
@@ -300,6 +418,37 @@ const ROUTES: Route[] = [
   { method: 'GET', path: query.map((q) => `/v1/usage${q}`), key: 'developer', body: null },
   { method: 'GET', path: fc.constant('/v1/budgets'), key: 'developer', body: null },
   { method: 'GET', path: query.map((q) => `/v1/audit${q}`), key: 'auditor', body: null },
+  { method: 'POST', path: fc.constant('/v1/files'), key: 'app', body: null, form: true },
+  { method: 'GET', path: query.map((q) => `/v1/files${q}`), key: 'app', body: null },
+  { method: 'GET', path: fc.oneof(pathParam, fc.constant(INPUT_FILE)).map((id) => `/v1/files/${id}`), key: 'app', body: null },
+  { method: 'GET', path: fc.oneof(pathParam, fc.constant(INPUT_FILE)).map((id) => `/v1/files/${id}/content`), key: 'app', body: null },
+  // Never the input file of POST /v1/batches's valid body.
+  { method: 'DELETE', path: pathParam.map((id) => `/v1/files/${id}`), key: 'app', body: null },
+  {
+    method: 'POST',
+    path: fc.constant('/v1/batches'),
+    key: 'app',
+    body: { input_file_id: INPUT_FILE, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { run: 'fuzz' } },
+  },
+  { method: 'GET', path: query.map((q) => `/v1/batches${q}`), key: 'app', body: null },
+  { method: 'GET', path: pathParam.map((id) => `/v1/batches/${id}`), key: 'app', body: null },
+  { method: 'POST', path: pathParam.map((id) => `/v1/batches/${id}/cancel`), key: 'app', body: null },
+  {
+    method: 'POST',
+    path: fc.constant('/v1/messages/batches'),
+    key: 'app',
+    body: {
+      requests: [
+        { custom_id: 'req-1', params: VALID_MESSAGE },
+        { custom_id: 'req-2', params: { ...VALID_MESSAGE, system: 'Be brief.', tools: [{ name: 'f', input_schema: { type: 'object' } }] } },
+      ],
+    },
+  },
+  { method: 'GET', path: query.map((q) => `/v1/messages/batches${q}`), key: 'app', body: null },
+  { method: 'GET', path: pathParam.map((id) => `/v1/messages/batches/${id}`), key: 'app', body: null },
+  { method: 'POST', path: pathParam.map((id) => `/v1/messages/batches/${id}/cancel`), key: 'app', body: null },
+  { method: 'DELETE', path: pathParam.map((id) => `/v1/messages/batches/${id}`), key: 'app', body: null },
+  { method: 'GET', path: pathParam.map((id) => `/v1/messages/batches/${id}/results`), key: 'app', body: null },
   {
     method: 'POST',
     path: pathParam.map((name) => `/internal/v1/prompts/${name}/versions`),
@@ -359,12 +508,16 @@ const requestArbitrary: fc.Arbitrary<RawRequest> = fc.constantFrom(...ROUTES).ch
         { weight: 1, arbitrary: fc.constantFrom('', 'Bearer', 'Bearer gwk_nope', `Basic ${keys[route.key]}`, 'Bearer eyJhbGciOiJub25lIn0.e30.') },
       ),
       headers: extraHeaders,
-      body: route.body === null ? fc.constant(null) : bodyOf(route.body),
+      contentType: route.form ? formType : fc.constant(null),
+      body: route.form ? uploadForm : route.body === null ? fc.constant(null) : bodyOf(route.body),
     })
-    .map(({ method, target, key, headers, body }) => ({
+    .map(({ method, target, key, headers, contentType, body }) => ({
       method,
       target,
-      headers: [['authorization', key] as [string, string], ...Object.entries(headers).filter(([, value]) => value !== '')],
+      headers: [
+        ['authorization', key] as [string, string],
+        ...Object.entries(contentType === null ? headers : { ...headers, 'content-type': contentType }).filter(([, value]) => value !== ''),
+      ],
       body: method === 'GET' || method === 'DELETE' ? null : body,
     })),
 );

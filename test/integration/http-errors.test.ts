@@ -170,6 +170,12 @@ describe('requests that fail before any route, over a real connection', () => {
     );
   });
 
+  it("a message batch's path that is not valid percent-encoding → 400 in Anthropic's envelope", async () => {
+    const answer = await raw(`GET /v1/messages/batches/%zz HTTP/1.1\r\nHost: x\r\nx-api-key: ${secret}\r\nConnection: close\r\n\r\n`);
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.body)).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', code: 'malformed_request' } });
+  });
+
   it('a path segment over the router limit → 414 uri_too_long', async () => {
     expectRawEnvelope(
       await raw(`GET /v1/prompts/${'a'.repeat(300)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${secret}\r\nConnection: close\r\n\r\n`),

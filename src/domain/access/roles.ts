@@ -32,6 +32,10 @@ export const ROUTE_PERMISSIONS = {
   'keys.write': { roles: ['admin'], describe: 'create or revoke API keys' },
   'queues.read': { roles: ['admin'], describe: 'view the job queues (operator tenant only)' },
   'webhooks.manage': { roles: ['admin'], describe: 'manage webhook endpoints and their deliveries' },
+  'files.read': { roles: MODEL_ROLES, describe: 'list and download files' },
+  'files.write': { roles: MODEL_ROLES, describe: 'upload or delete files' },
+  'batches.read': { roles: MODEL_ROLES, describe: 'read batches and their results' },
+  'batches.write': { roles: MODEL_ROLES, describe: 'create, cancel or delete batches' },
 } as const satisfies Record<string, PermissionRule>;
 
 /** A permission of a route that is not an operation. */

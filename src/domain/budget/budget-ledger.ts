@@ -23,8 +23,8 @@ import { windowEnd, windowStart } from './windows.ts';
 const DAY_MS = 86_400_000;
 // A window's counters outlive it by a day, for requests settled after it ended.
 const KEEP_AFTER_END_MS = DAY_MS;
-// BullMQ may run a job again after a crash; a day covers any retry of it.
-const SETTLED_MARKER_TTL_MS = DAY_MS;
+/** How long a settled request keeps its marker: BullMQ may run a job (a batch line) again after a crash, and a day covers any retry of it. */
+export const SETTLED_MARKER_TTL_MS = DAY_MS;
 const EPOCH = new Date(0);
 
 /** What the durable store knows about a tenant's spend; counters are rebuilt from it. */

@@ -3,7 +3,16 @@ import { createHash } from 'node:crypto';
 import { ulid } from 'ulid';
 
 /** Every event type, the one list: a new kind of event (`batch.completed`…) is one line here. */
-export const WEBHOOK_EVENT_TYPES = ['response.completed', 'response.failed', 'response.cancelled', 'response.incomplete'] as const;
+export const WEBHOOK_EVENT_TYPES = [
+  'response.completed',
+  'response.failed',
+  'response.cancelled',
+  'response.incomplete',
+  'batch.completed',
+  'batch.failed',
+  'batch.expired',
+  'batch.cancelled',
+] as const;
 
 /** One event type. */
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

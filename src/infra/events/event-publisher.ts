@@ -130,6 +130,8 @@ export class EventPublisher {
   }
 
   #publish(events: readonly EventLine[]): Promise<unknown> {
+    // A batch line has no client listening.
+    if (this.#channel === '') return Promise.resolve();
     return this.#redis.spublish(this.#channel, encodeReplyMessage(this.#requestId, events));
   }
 }

@@ -107,6 +107,18 @@ export function createRedisKeys(prefix: string, queueShards = 1): RedisKeys {
 /** Name of the BullMQ queue that carries every operation's jobs (one per shard, each under its own prefix). */
 export const REQUEST_QUEUE = 'completions';
 
+/** Name of the BullMQ queue of the batch lane's segments (one per shard), apart from live requests. */
+export const BATCH_QUEUE = 'batches';
+
+/** Name of the BullMQ queue of a batch's short steps (one per shard): validating and finalizing it. */
+export const BATCH_STEPS_QUEUE = 'batch-steps';
+
+/** The keys of a BullMQ queue's list of waiting jobs and its set of prioritized ones (BullMQ's own layout), which the batch lane looks at. */
+export function queueWaitKeys(keys: Pick<RedisKeys, 'queuePrefix'>, shard: number, queue: string): { wait: string; prioritized: string } {
+  const base = `${keys.queuePrefix(shard)}:${queue}`;
+  return { wait: `${base}:wait`, prioritized: `${base}:prioritized` };
+}
+
 /**
  * BullMQ appends a few entries per job to each queue's event stream (added, waiting, active,
  * completed) and keeps 10,000 by default. Nothing here reads them (no QueueEvents), so keep

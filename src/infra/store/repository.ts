@@ -500,11 +500,15 @@ export interface FileRepository {
   get(tenantId: string, id: string): Promise<StoredFile | null>;
   /** A page of the tenant's files of `purpose` (any when absent) in `order` of creation, after the file of id `after`. */
   list(tenantId: string, page: { purpose?: FilePurpose; after: string | null; limit: number; order: 'asc' | 'desc' }): Promise<FilePage>;
-  /** The file's bytes from byte `offset` (0 when absent) to its end, a chunk at a time; nothing when the tenant has no such file. */
+  /**
+   * The file's bytes from byte `offset` (0 when absent) to its end, a chunk at a time; nothing when
+   * the tenant has no such file. An expired file the sweep has kept (a running batch's input) is
+   * read too: its batch must see every line; clients see only what `get` finds.
+   */
   read(tenantId: string, id: string, offset?: number): AsyncIterable<Uint8Array>;
   /** Removes the file and its bytes; false when there was none. */
   delete(tenantId: string, id: string): Promise<boolean>;
-  /** Removes files past their `expiresAt`, at most `limit`; returns how many went. */
+  /** Removes files past their `expiresAt`, but for the input of a batch not ended, at most `limit`; returns how many went. */
   sweep(now: Date, limit: number): Promise<number>;
 }
 
@@ -622,6 +626,8 @@ export interface BatchRepository {
   transition(tenantId: string, id: string, from: readonly BatchStatus[], change: Partial<Omit<StoredBatch, 'id' | 'tenantId'>>): Promise<StoredBatch | null>;
   /** Batches of every tenant not final (validating, in progress, finalizing, cancelling), oldest first, after the batch of id `after`: what the supervisor looks at. */
   listActive(limit: number, after: string | null): Promise<StoredBatch[]>;
+  /** Whether a batch of the tenant not ended reads the file: it may be neither deleted nor swept until then. */
+  readsFile(tenantId: string, fileId: string): Promise<boolean>;
   /** Removes a batch and its results; false when there was none. */
   delete(tenantId: string, id: string): Promise<boolean>;
   /** Records results; a line that has one keeps it (a re-run line, the outbox's redelivery). */

@@ -11,6 +11,9 @@ import { modelDocs } from '../routes/v1/models.ts';
 import { promptDocs } from '../routes/v1/prompts.ts';
 import { usageDocs } from '../routes/v1/usage.ts';
 import { responseDocs } from '../routes/v1/responses.ts';
+import { batchDocs } from '../routes/v1/batches.ts';
+import { fileDocs } from '../routes/v1/files.ts';
+import { messageBatchDocs } from '../routes/v1/message-batches.ts';
 import { budgetDocs } from '../routes/v1/budgets.ts';
 import { auditDocs } from '../routes/v1/audit.ts';
 
@@ -25,7 +28,19 @@ function operationDocs(operations: Operations): RouteDocs {
  * answers, this plugin's own pages) is left out of the document.
  */
 function publicRoutes(operations: Operations): RouteDocs {
-  return { ...healthDocs, ...operationDocs(operations), ...responseDocs, ...modelDocs, ...promptDocs, ...usageDocs, ...budgetDocs, ...auditDocs };
+  return {
+    ...healthDocs,
+    ...operationDocs(operations),
+    ...responseDocs,
+    ...fileDocs,
+    ...batchDocs,
+    ...messageBatchDocs,
+    ...modelDocs,
+    ...promptDocs,
+    ...usageDocs,
+    ...budgetDocs,
+    ...auditDocs,
+  };
 }
 
 const SECURITY: Record<Credentials, Array<Record<string, string[]>>> = {
@@ -82,7 +97,12 @@ export const openapiPlugin = fp(
           schemas: { ErrorEnvelope: ErrorEnvelopeSchema, AnthropicErrorEnvelope: AnthropicErrorEnvelopeSchema },
           securitySchemes: {
             bearer: { type: 'http', scheme: 'bearer', description: 'An API key (`gwk_…`) or a JWT of the configured identity provider.' },
-            apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: "The API key as Anthropic's SDK sends it (`/v1/messages` only)." },
+            apiKey: {
+              type: 'apiKey',
+              in: 'header',
+              name: 'x-api-key',
+              description: "The API key as Anthropic's SDK sends it (`/v1/messages` and `/v1/messages/batches` only).",
+            },
           },
         },
       },

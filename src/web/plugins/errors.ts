@@ -80,7 +80,8 @@ export function fromFastifyError(error: FastifyError, request: FastifyRequest, b
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new InvalidJsonError();
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new RequestTooLargeError(bodyLimit);
+      // A route with a limit of its own (an inline batch's) names that one.
+      return new RequestTooLargeError(request.routeOptions.bodyLimit ?? bodyLimit);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new UnsupportedMediaTypeError(request.headers['content-type'] ?? 'none');
   }
@@ -104,11 +105,19 @@ declare module 'fastify' {
   }
 }
 
-/** Sends the envelope for a GatewayError, in the route's dialect; the only place an error body is built. */
-export function sendError(request: FastifyRequest, reply: FastifyReply, error: GatewayError): FastifyReply {
+/**
+ * Sends the envelope for a GatewayError, in the route's dialect (`dialect`: the caller knows it,
+ * before any route was found); the only place an error body is built.
+ */
+export function sendError(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  error: GatewayError,
+  dialect = request.routeOptions.config?.errorDialect ?? 'openai',
+): FastifyReply {
   if (error.retryAfterSeconds !== null) reply.header('retry-after', String(error.retryAfterSeconds));
   reply.errorCode = error.code;
-  const body = request.routeOptions.config?.errorDialect === 'anthropic' ? toAnthropicEnvelope(error, request.id) : toEnvelope(error, request.id);
+  const body = dialect === 'anthropic' ? toAnthropicEnvelope(error, request.id) : toEnvelope(error, request.id);
   return reply.code(error.status).type('application/json; charset=utf-8').send(body);
 }
 
@@ -119,8 +128,10 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: G
 export function frameworkErrorHandler(maxParamLength: number) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     reply.header('x-request-id', request.id);
-    if (error.code === 'FST_ERR_BAD_URL') return sendError(request, reply, new MalformedRequestError('The URL path is not valid percent-encoding.'));
-    if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendError(request, reply, new UriTooLongError(maxParamLength));
+    // No route is known yet: a path of Anthropic's API (a message batch's id) gets its envelope by the path alone.
+    const dialect = request.url.startsWith('/v1/messages/') ? 'anthropic' : 'openai';
+    if (error.code === 'FST_ERR_BAD_URL') return sendError(request, reply, new MalformedRequestError('The URL path is not valid percent-encoding.'), dialect);
+    if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendError(request, reply, new UriTooLongError(maxParamLength), dialect);
     request.log.error({ err: error }, 'framework error');
     return sendError(request, reply, new InternalError(undefined, error));
   };

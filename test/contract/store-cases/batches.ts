@@ -260,4 +260,25 @@ export function batchCases(store: StoreContext): void {
     expect(await batches().get(tenantId, kept.id)).toEqual(kept);
     expect(await batches().doneLines(tenantId, kept.id, 0, 10)).toEqual([0]);
   });
+
+  it("knows the files an unfinished batch reads, which the files' sweep keeps until the batch has ended", async () => {
+    const tenantId = `t-${uid()}`;
+    const files = store.repo().files;
+    async function* content() {
+      yield Buffer.from('{"custom_id":"a"}\n');
+    }
+    const input = await files.create(
+      { id: `file-${uid()}`, tenantId, purpose: 'batch', filename: 'in.jsonl', createdAt: new Date(), expiresAt: new Date(Date.now() - 1000) },
+      content(),
+    );
+    const running = await created(tenantId, { inputFileId: input.id, status: 'in_progress' });
+    expect(await batches().readsFile(tenantId, input.id)).toBe(true);
+    expect(await batches().readsFile(`t-${uid()}`, input.id)).toBe(false);
+    await files.sweep(new Date(), 1000);
+    expect((await files.read(tenantId, input.id)[Symbol.asyncIterator]().next()).done).toBe(false);
+    await batches().transition(tenantId, running.id, ['in_progress'], { status: 'completed', completedAt: new Date() });
+    expect(await batches().readsFile(tenantId, input.id)).toBe(false);
+    await files.sweep(new Date(), 1000);
+    expect((await files.read(tenantId, input.id)[Symbol.asyncIterator]().next()).done).toBe(true);
+  });
 }

@@ -173,12 +173,13 @@ export function fileCases(store: StoreContext): void {
     expect(await files().delete(tenantId, file.id)).toBe(false);
   });
 
-  it('hides an expired file, and sweeps files past their expiry, at most `limit`', async () => {
+  it('hides an expired file from clients, and sweeps files past their expiry, at most `limit`', async () => {
     const tenantId = `t-${uid()}`;
     const now = Date.now();
     const expired = await files().create(newFile(tenantId, { expiresAt: new Date(now - 1000) }), text('old\n'));
     expect(await files().get(tenantId, expired.id)).toBeNull();
-    expect((await readAll(files().read(tenantId, expired.id))).bytes.length).toBe(0);
+    // Hidden from clients, but read whole until swept: a batch that reads it may still run.
+    expect((await readAll(files().read(tenantId, expired.id))).bytes.toString()).toBe('old\n');
     expect((await files().list(tenantId, { after: null, limit: 10, order: 'desc' })).files).toEqual([]);
 
     const soon = await files().create(newFile(tenantId, { expiresAt: new Date(now + HOUR_MS) }), text('soon\n'));

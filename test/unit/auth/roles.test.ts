@@ -5,7 +5,17 @@ import { PermissionDeniedError } from '../../../src/errors/gateway-error.ts';
 import { ROLES, type Role } from '../../../src/infra/store/repository.ts';
 
 /** The role matrix of DESIGN.md, written out: what each role may do. */
-const INFERENCE: Permission[] = ['chat.create', 'embeddings.create', 'messages.create', 'responses.create', 'models.read'];
+const INFERENCE: Permission[] = [
+  'chat.create',
+  'embeddings.create',
+  'messages.create',
+  'responses.create',
+  'models.read',
+  'files.read',
+  'files.write',
+  'batches.read',
+  'batches.write',
+];
 const EXPECTED: Record<Role, Permission[]> = {
   admin: [
     ...INFERENCE,

@@ -105,7 +105,16 @@ describe('webhookEvent', () => {
     expect(Object.keys(JSON.parse(webhookEventBody(reordered)))).toEqual(['id', 'object', 'type', 'created_at', 'data']);
   });
 
-  it('lists the four response events', () => {
-    expect(WEBHOOK_EVENT_TYPES).toEqual(['response.completed', 'response.failed', 'response.cancelled', 'response.incomplete']);
+  it("lists the response and batch events OpenAI's webhooks send", () => {
+    expect(WEBHOOK_EVENT_TYPES).toEqual([
+      'response.completed',
+      'response.failed',
+      'response.cancelled',
+      'response.incomplete',
+      'batch.completed',
+      'batch.failed',
+      'batch.expired',
+      'batch.cancelled',
+    ]);
   });
 });

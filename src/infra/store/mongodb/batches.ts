@@ -217,6 +217,9 @@ export function createBatchRepository(models: BatchModels): BatchRepository {
       const docs = await Batches.find(filter).sort({ _id: 1 }).limit(limit).lean<BatchDocument[]>().exec();
       return docs.map(toBatch);
     },
+    async readsFile(tenantId, fileId) {
+      return (await Batches.exists({ tenant_id: tenantId, input_file_id: fileId, status: { $in: [...ACTIVE_BATCH_STATUSES] } }).exec()) !== null;
+    },
     async delete(tenantId, id) {
       const removed = await Batches.deleteOne({ _id: id, tenant_id: tenantId }).exec();
       if (removed.deletedCount === 0) return false;

@@ -5,6 +5,7 @@
  * (`file_uploads`) lives while a file is written, so that the sweep finds the chunks of an upload
  * a crash cut short.
  */
+import { ACTIVE_BATCH_STATUSES } from '../batch-fields.ts';
 import { finished } from 'node:stream/promises';
 import mongoose, { Schema, type Connection, type Model } from 'mongoose';
 import type { FilePurpose, FileRepository, StoredFile } from '../repository.ts';
@@ -187,7 +188,7 @@ export function createFileRepository(connection: Connection, models: FileModels)
     },
     list: (tenantId, page) => listFiles(models, tenantId, page),
     async *read(tenantId, id, offset = 0) {
-      const doc = await find(tenantId, id);
+      const doc = await models.Files.findOne({ _id: id, 'metadata.tenantId': tenantId }).lean<FileDocument>();
       if (!doc || offset >= doc.length) return;
       // The driver skips to the chunk of `start` and fetches chunks in cursor batches.
       for await (const data of bucket().openDownloadStream(gridId(id), { start: offset })) yield data as Buffer;
@@ -201,9 +202,16 @@ export function createFileRepository(connection: Connection, models: FileModels)
       return expiresAt === null || expiresAt > new Date();
     },
     async sweep(now, limit) {
-      const expired = await models.Files.find({ 'metadata.expiresAt': { $lte: now } }, { _id: 1 })
+      const due = await models.Files.find({ 'metadata.expiresAt': { $lte: now } }, { _id: 1 })
         .limit(limit)
         .lean<Array<{ _id: string }>>();
+      // A running batch's input stays until the batch has ended, whatever its own expiry.
+      const read = new Set<string>(
+        await connection
+          .collection('batches')
+          .distinct('input_file_id', { input_file_id: { $in: due.map((file) => file._id) }, status: { $in: [...ACTIVE_BATCH_STATUSES] } }),
+      );
+      const expired = due.filter((file) => !read.has(file._id));
       let swept = 0;
       for (const { _id } of expired) {
         // Another sweeper may have removed it first; its chunks go either way.

@@ -261,6 +261,10 @@ export function createBatchRepository(pool: Pool): BatchRepository {
         after,
         limit,
       ]),
+    async readsFile(tenantId, fileId) {
+      const found = await pool.query(`SELECT 1 FROM batches WHERE tenant_id = $1 AND input_file_id = $2 AND ${ACTIVE} LIMIT 1`, [tenantId, fileId]);
+      return (found.rowCount ?? 0) > 0;
+    },
     delete: (tenantId, id) =>
       inTransaction(pool, async (client) => {
         const removed = await client.query('DELETE FROM batches WHERE tenant_id = $1 AND id = $2', [tenantId, id]);

@@ -52,7 +52,16 @@ function listQuery(order: 'asc' | 'desc'): string {
 const LIST = { asc: listQuery('asc'), desc: listQuery('desc') };
 
 // Chunks go with their file (ON DELETE CASCADE).
-const SWEEP = 'DELETE FROM files WHERE id IN (SELECT id FROM files WHERE expires_at <= $1 LIMIT $2)';
+// A running batch's input stays until the batch has ended, whatever its own expiry.
+const SWEEP = `
+  DELETE FROM files WHERE id IN (
+    SELECT f.id FROM files f WHERE f.expires_at <= $1
+      AND NOT EXISTS (
+        SELECT 1 FROM batches b
+        WHERE b.tenant_id = f.tenant_id AND b.input_file_id = f.id AND b.status IN ('validating', 'in_progress', 'finalizing', 'cancelling')
+      )
+    LIMIT $2
+  )`;
 
 function toStored(row: FileRow): StoredFile {
   return {
@@ -106,7 +115,8 @@ async function writeChunks(pool: Pool, fileId: string, content: AsyncIterable<Ui
 
 /** The file's chunks from byte `offset` on, one query each; a chunk gone midway (the file deleted) is an error, not a short file. */
 async function* readChunks(pool: Pool, tenantId: string, id: string, offset: number): AsyncGenerator<Uint8Array> {
-  const file = await visible(pool, tenantId, id);
+  const found = await pool.query<{ bytes: string }>('SELECT bytes FROM files WHERE tenant_id = $1 AND id = $2 AND complete', [tenantId, id]);
+  const file = found.rows[0] && { bytes: Number(found.rows[0].bytes) };
   if (!file || offset >= file.bytes) return;
   const count = Math.ceil(file.bytes / FILE_CHUNK_BYTES);
   let skip = offset % FILE_CHUNK_BYTES;

@@ -350,6 +350,8 @@ export const MIGRATIONS: readonly Migration[] = [
       -- through by id in byte order (COLLATE "C", as MongoDB orders), whatever the database's collation.
       CREATE INDEX batches_tenant_dialect_created_idx ON batches (tenant_id, dialect, created_at DESC, id DESC);
       CREATE INDEX batches_active_idx ON batches (id COLLATE "C") WHERE status IN ('validating', 'in_progress', 'finalizing', 'cancelling');
+      -- The files an unfinished batch reads, which may be neither deleted nor swept.
+      CREATE INDEX batches_input_file_idx ON batches (tenant_id, input_file_id);
       -- One row per line that ran; the first written stays.
       CREATE TABLE batch_results (
         tenant_id text NOT NULL,
