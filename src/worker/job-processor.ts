@@ -63,6 +63,9 @@ export interface ProcessorDeps {
   log: Logger;
 }
 
+// Long enough for a finish call repeated after a lost reply to find its own end; nothing else reads a batch line's events.
+const BATCH_LINE_EVENTS_TTL_MS = 10_000;
+
 /** How a run ended: a final event, or the error that ends the request's events (a cancelled one's is never read). */
 type Ending = { status: UsageStatus; error: null; final: FinalEvent } | { status: UsageStatus; error: GatewayError; final: null };
 
@@ -305,7 +308,8 @@ async function runRequest(deps: ProcessorDeps, data: RequestJob, runner: Operati
   // Other requests' events only serve gap repair, which needs them until shortly after the last one.
   const keptMs = data.background ? deps.keptTtlMs.background : 0;
   const ttlMs = Math.max(data.idempotencyKey ? IDEMPOTENCY_TTL_MS : deps.eventsTtlMs, deps.eventsTtlMs + keptMs);
-  const finalTtlMs = Math.max(data.idempotencyKey ? IDEMPOTENCY_TTL_MS : deps.finishedEventsTtlMs, keptMs);
+  // A batch line's events have no reader (its end is known by its settlement marker, its answer is in its result): they go soon.
+  const finalTtlMs = data.batch ? BATCH_LINE_EVENTS_TTL_MS : Math.max(data.idempotencyKey ? IDEMPOTENCY_TTL_MS : deps.finishedEventsTtlMs, keptMs);
   const publisher = new EventPublisher({
     redis: deps.redis,
     keys: deps.keys,

@@ -12,7 +12,8 @@ export type BodyCheck = (body: Record<string, unknown>) => Omit<BatchError, 'lin
 // Long enough for any key a client derives from its data; short enough that 50,000 of them stay small.
 const MAX_CUSTOM_ID = 512;
 
-function isObject(value: unknown): value is Record<string, unknown> {
+/** Whether `value` is a JSON object (not an array, not null). */
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 

@@ -13,7 +13,7 @@ import { ulid } from 'ulid';
 import type { FileRepository, StoredBatch } from '../../../infra/store/repository.ts';
 import { GatewayError, InvalidValueError, MissingRequiredFieldError, ResourceNotFoundError } from '../../../errors/gateway-error.ts';
 import type { BatchService, BatchView } from '../../../domain/batches/batch-service.ts';
-import type { BodyCheck } from '../../../domain/batches/batch-line.ts';
+import { isObject, type BodyCheck } from '../../../domain/batches/batch-line.ts';
 import { MESSAGE_BATCH_ENDPOINT } from '../../../domain/batches/batch-endpoints.ts';
 import { isEnded } from '../../../domain/batches/batch-object.ts';
 import { deletedMessageBatchObject, messageBatchObject } from '../../../domain/batches/message-batch-object.ts';
@@ -59,10 +59,6 @@ const CUSTOM_ID = /^[a-zA-Z0-9_-]{1,64}$/;
 interface MessageBatchRequest {
   custom_id: string;
   params: Record<string, unknown>;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The first unknown key of `value`, named as its param; null when it has only `known` ones. */
@@ -221,7 +217,7 @@ export async function messageBatchRoutes(app: FastifyInstance, deps: MessageBatc
     return reply
       .type('application/x-jsonl')
       .header('content-length', String(file.bytes))
-      .send(Readable.from(deps.files.read(tenantId, file.id)));
+      .send(Readable.from(deps.files.read(tenantId, file.id), { objectMode: false }));
   });
   rejectOtherMethods(app, '/v1/messages/batches', ['GET', 'POST']);
   rejectOtherMethods(app, '/v1/messages/batches/:id', ['GET', 'DELETE']);
