@@ -136,7 +136,7 @@ describe('the admin API', () => {
     for (const url of ['not a url', '/relative', 'ftp://127.0.0.1/x', 'https://user:pw@127.0.0.1/x']) {
       expectEnvelope(await call(gateway.origin, admin, 'POST', '/internal/v1/webhooks', { url, events: ['response.completed'] }), 400, 'invalid_value', 'url');
     }
-    for (const events of [['response.done'], [], ['response.completed', 'batch.completed']]) {
+    for (const events of [['response.done'], [], ['response.completed', 'batch.done']]) {
       expectEnvelope(
         await call(gateway.origin, admin, 'POST', '/internal/v1/webhooks', { url: 'http://127.0.0.1:9/x', events }),
         400,
