@@ -397,6 +397,7 @@ export function createRequestRunner(deps: ProcessorDeps) {
  * the cancellation signal only to processors whose `length` is at least 3.
  */
 export function createJobProcessor(deps: ProcessorDeps) {
+  const run = createRequestRunner(deps);
   return async (job: Job<JobBatch<RequestJob>>, _token: string | undefined, signal: AbortSignal | undefined): Promise<void> => {
     if (!signal) throw new Error('BullMQ passed no abort signal; cancellation would not reach the upstream call');
     const rerun = job.attemptsStarted > 1;
@@ -407,7 +408,6 @@ export function createJobProcessor(deps: ProcessorDeps) {
       return [];
     });
     for (const requestId of cancelled) deps.cancellations.cancel(requestId);
-    const run = createRequestRunner(deps);
     const runs = requests.map((data) => run(data, rerun, signal));
     // Every request runs to its end before the job does; then the first failure fails the job.
     const failed = (await Promise.allSettled(runs)).find((run) => run.status === 'rejected');

@@ -68,9 +68,10 @@ async function ended(id: string, timeoutMs = 20_000): Promise<Batch> {
   return batch as Batch;
 }
 
-async function jsonl(fileId: string | null | undefined): Promise<Array<Record<string, any>>> {
+/** The lines of a batch's output or error file, read as `api`'s tenant; none when the batch has no such file. */
+async function jsonl(fileId: string | null | undefined, api = client): Promise<Array<Record<string, any>>> {
   if (!fileId) return [];
-  const text = await (await client.files.content(fileId)).text();
+  const text = await (await api.files.content(fileId)).text();
   return text
     .split('\n')
     .filter((line) => line !== '')
@@ -168,15 +169,8 @@ describe('admission of each line', () => {
     const batch = await api.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
     let done = batch;
     await eventually(async () => (done = await api.batches.retrieve(batch.id)).status === 'completed', 20_000, 'the batch to complete');
-    const read = async (id: string | null | undefined) =>
-      id
-        ? (await (await api.files.content(id)).text())
-            .split('\n')
-            .filter((line) => line !== '')
-            .map((line) => JSON.parse(line) as Record<string, any>)
-        : [];
-    const output = await read(done.output_file_id);
-    const errors = await read(done.error_file_id);
+    const output = await jsonl(done.output_file_id, api);
+    const errors = await jsonl(done.error_file_id, api);
     expect(output.length).toBeGreaterThan(0);
     expect(errors.length).toBeGreaterThan(0);
     expect(output.length + errors.length).toBe(30);
@@ -330,15 +324,8 @@ describe('a batch past its completion window', () => {
     );
     expect(done.status).toBe('expired');
     expect(done.expired_at).toEqual(expect.any(Number));
-    const read = async (id: string | null | undefined) =>
-      id
-        ? (await (await api.files.content(id)).text())
-            .split('\n')
-            .filter((line) => line !== '')
-            .map((line) => JSON.parse(line) as Record<string, any>)
-        : [];
-    const output = await read(done.output_file_id);
-    const errors = await read(done.error_file_id);
+    const output = await jsonl(done.output_file_id, api);
+    const errors = await jsonl(done.error_file_id, api);
     expect(output.length).toBeGreaterThan(0);
     expect(errors.length).toBeGreaterThan(0);
     expect([...output, ...errors].map((line) => line.custom_id).sort()).toEqual(lines.map((line) => line.custom_id).sort());

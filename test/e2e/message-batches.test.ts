@@ -151,7 +151,7 @@ describe('a message batch', () => {
     expect((await ended(created.id)).request_counts).toMatchObject({ succeeded: 40 });
   });
 
-  it('lists the batches newest first, a page at a time with after_id; before_id is refused', async () => {
+  it('lists the batches newest first, a page at a time with after_id, and back with before_id', async () => {
     const mine: string[] = [];
     for (let i = 0; i < 3; i++) mine.push((await client.messages.batches.create({ requests: [request(`page-${i}`)] })).id);
     const first = await client.messages.batches.list({ limit: 2 });
@@ -166,8 +166,12 @@ describe('a message batch', () => {
     // Only this tenant's, only Anthropic's.
     expect((await other.messages.batches.list()).data.map((batch) => batch.id)).not.toEqual(expect.arrayContaining([mine[0]]));
 
-    const before = anthropicError(await failure(client.messages.batches.list({ before_id: mine[0] as string })));
-    expect(before).toMatchObject({ type: 'invalid_request_error', param: 'before_id' });
+    const back = await client.messages.batches.list({ before_id: mine[0] as string, limit: 1 });
+    expect(back.data.map((batch) => batch.id)).toEqual([mine[1]]);
+    expect(back.has_more).toBe(true);
+    expect((await client.messages.batches.list({ before_id: mine[0] as string, limit: 5 })).data.map((batch) => batch.id)).toEqual([mine[2], mine[1]]);
+    const both = anthropicError(await failure(client.messages.batches.list({ before_id: mine[0] as string, after_id: mine[2] as string })));
+    expect(both).toMatchObject({ type: 'invalid_request_error', param: 'before_id' });
     const limit = await failure(client.messages.batches.list({ limit: 1001 }));
     expect(limit.status).toBe(400);
   });

@@ -390,7 +390,7 @@ describe('answers match the document', () => {
     await send({ ...ROUTES.listBatches, url: '/v1/batches?limit=0' }, 400);
     await send({ ...ROUTES.createMessageBatch, body: { requests: [] } }, 400);
     await send({ ...ROUTES.createMessageBatch, body: { requests: [{ custom_id: 'req-1', params: { model: 'sim' } }] } }, 400);
-    await send({ ...ROUTES.listMessageBatches, url: '/v1/messages/batches?before_id=msgbatch_1' }, 400);
+    await send({ ...ROUTES.listMessageBatches, url: '/v1/messages/batches?before_id=msgbatch_1&after_id=msgbatch_2' }, 400);
   });
 
   it('404: unknown models and prompts', async () => {

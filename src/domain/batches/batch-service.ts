@@ -97,7 +97,11 @@ export class BatchService {
   }
 
   /** A page of the tenant's batches of that API, newest first. */
-  async list(tenantId: string, dialect: BatchDialect, page: { after: string | null; limit: number }): Promise<{ views: BatchView[]; hasMore: boolean }> {
+  async list(
+    tenantId: string,
+    dialect: BatchDialect,
+    page: { after: string | null; before?: string | null; limit: number },
+  ): Promise<{ views: BatchView[]; hasMore: boolean }> {
     const { batches, hasMore } = await this.#deps.batches.list(tenantId, { dialect, ...page });
     const views = await Promise.all(batches.map(async (batch) => ({ batch, progress: await this.#progressOf(batch) })));
     return { views, hasMore };

@@ -1,6 +1,7 @@
 import { PiiDetectedError } from '../../errors/gateway-error.ts';
 import { PiiMasker, scanText } from './scanner.ts';
-import type { PiiPolicy } from '../../infra/store/repository.ts';
+import type { AuditEventInput, PiiPolicy } from '../../infra/store/repository.ts';
+import { auditEvent } from '../audit/audit-event.ts';
 
 /** What the policy did: the body to send (masked when the policy masks) and the categories found. */
 export interface PiiOutcome<Body> {
@@ -58,4 +59,24 @@ export function applyPiiPolicy<Body>(policy: PiiPolicy, body: Body, mapTexts: Ma
   const categories = [...found].sort();
   if (policy.mode === 'block' && categories.length > 0) throw new PiiDetectedError(categories, where);
   return { body, categories };
+}
+
+/**
+ * The audit event of what the policy did to a request (blocked, masked or flagged), for the
+ * tenant's audit log; null when it found nothing. `details` adds to the categories found.
+ */
+export function piiAuditEvent(
+  mode: PiiPolicy['mode'],
+  categories: string[],
+  request: { tenantId: string; actor: string; requestId: string; details?: Record<string, unknown> },
+): AuditEventInput | null {
+  if (categories.length === 0) return null;
+  return auditEvent({
+    tenantId: request.tenantId,
+    actor: request.actor,
+    action: `pii.${mode === 'block' ? 'blocked' : mode === 'mask' ? 'masked' : 'flagged'}`,
+    outcome: mode === 'block' ? 'blocked' : mode === 'mask' ? 'success' : 'flagged',
+    requestId: request.requestId,
+    details: { categories, ...request.details },
+  });
 }

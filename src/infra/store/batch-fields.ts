@@ -1,4 +1,4 @@
-/** What both adapters share about batches: which statuses are active, and which of a set of results is kept. */
+/** What both adapters share about batches: which statuses are active, a line's result as stored, and which of a set of results is kept. */
 import type { BatchLineResult, BatchStatus } from './repository.ts';
 
 /** The statuses of a batch not final yet: what the supervisor looks at. */
@@ -16,4 +16,61 @@ export function firstPerLine(results: readonly BatchLineResult[]): BatchLineResu
     seen.add(key);
     return true;
   });
+}
+
+/** A line's result as both stores keep it (a PostgreSQL row, a MongoDB document). */
+export interface BatchResultFields {
+  tenant_id: string;
+  batch_id: string;
+  line: number;
+  custom_id: string;
+  request_id: string;
+  status: 'succeeded' | 'failed';
+  status_code: number;
+  body: string;
+  input_tokens: number;
+  cached_tokens: number;
+  output_tokens: number;
+  reasoning_tokens: number;
+  total_tokens: number;
+}
+
+/** The stored fields of a result. */
+export function resultFields(result: BatchLineResult): BatchResultFields {
+  return {
+    tenant_id: result.tenantId,
+    batch_id: result.batchId,
+    line: result.line,
+    custom_id: result.customId,
+    request_id: result.requestId,
+    status: result.status,
+    status_code: result.statusCode,
+    body: result.body,
+    input_tokens: result.usage.inputTokens,
+    cached_tokens: result.usage.cachedTokens,
+    output_tokens: result.usage.outputTokens,
+    reasoning_tokens: result.usage.reasoningTokens,
+    total_tokens: result.usage.totalTokens,
+  };
+}
+
+/** A result from its stored fields. */
+export function resultOf(fields: BatchResultFields): BatchLineResult {
+  return {
+    tenantId: fields.tenant_id,
+    batchId: fields.batch_id,
+    line: fields.line,
+    customId: fields.custom_id,
+    requestId: fields.request_id,
+    status: fields.status,
+    statusCode: fields.status_code,
+    body: fields.body,
+    usage: {
+      inputTokens: fields.input_tokens,
+      cachedTokens: fields.cached_tokens,
+      outputTokens: fields.output_tokens,
+      reasoningTokens: fields.reasoning_tokens,
+      totalTokens: fields.total_tokens,
+    },
+  };
 }

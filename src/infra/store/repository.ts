@@ -617,8 +617,14 @@ export interface BatchRepository {
   create(batch: StoredBatch): Promise<void>;
   /** The tenant's batch; null when it has none of that id (another tenant's included). */
   get(tenantId: string, id: string): Promise<StoredBatch | null>;
-  /** The tenant's batches of `dialect`, newest first, at most `limit` after the batch of id `after`. */
-  list(tenantId: string, page: { dialect: BatchDialect; after: string | null; limit: number }): Promise<{ batches: StoredBatch[]; hasMore: boolean }>;
+  /**
+   * The tenant's batches of `dialect`, newest first, at most `limit` after the batch of id `after`,
+   * or, with `before`, the `limit` newer than the batch of that id (`hasMore`: still newer ones).
+   */
+  list(
+    tenantId: string,
+    page: { dialect: BatchDialect; after: string | null; before?: string | null; limit: number },
+  ): Promise<{ batches: StoredBatch[]; hasMore: boolean }>;
   /**
    * Applies `change` only while the batch's status is one of `from` (so that of two processes
    * moving it on, one does); returns the batch as changed, null when it was not.

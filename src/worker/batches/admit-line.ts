@@ -1,11 +1,11 @@
 import type { Admission } from '../../domain/admission/admission.ts';
 import { limitsOf, rateCheckOf, type TenantLimits } from '../../domain/admission/rate-limits.ts';
 import { estimateCostMicros, reservationError, reservationOf } from '../../domain/admission/reservation.ts';
-import { applyPiiPolicy } from '../../domain/pii/apply-policy.ts';
-import { auditEvent, type AuditSink } from '../../domain/audit/audit-event.ts';
+import { applyPiiPolicy, piiAuditEvent } from '../../domain/pii/apply-policy.ts';
+import type { AuditSink } from '../../domain/audit/audit-event.ts';
 import type { TenantSettingsCache } from '../../domain/tenants/tenant-settings.ts';
 import { GatewayError, PiiDetectedError } from '../../errors/gateway-error.ts';
-import type { StoredBatch } from '../../infra/store/repository.ts';
+import type { PiiPolicy, StoredBatch } from '../../infra/store/repository.ts';
 import { buildJob } from '../../operations/build-job.ts';
 import type { RequestJob } from '../../operations/index.ts';
 import type { Operation } from '../../operations/operation.ts';
@@ -32,16 +32,12 @@ export interface PendingLine {
   body: Record<string, unknown>;
 }
 
-function auditPii(ports: LineAdmissionPorts, pending: PendingLine, mode: string, categories: string[]): void {
-  if (categories.length === 0) return;
-  const action = mode === 'block' ? 'pii.blocked' : mode === 'mask' ? 'pii.masked' : 'pii.flagged';
-  const outcome = mode === 'block' ? 'blocked' : mode === 'mask' ? 'success' : 'flagged';
+/** Records what the PII policy did to the line, as for a live request, with its batch named. */
+function auditPii(ports: LineAdmissionPorts, pending: PendingLine, mode: PiiPolicy['mode'], categories: string[]): void {
   const { batch } = pending;
-  void ports
-    .audit(
-      auditEvent({ tenantId: batch.tenantId, actor: batch.keyId, action, outcome, requestId: pending.requestId, details: { categories, batchId: batch.id } }),
-    )
-    .catch(() => undefined);
+  const event = piiAuditEvent(mode, categories, { tenantId: batch.tenantId, actor: batch.keyId, requestId: pending.requestId, details: { batchId: batch.id } });
+  // The audit sink is the outbox: a failure here is Redis's, which the line's own end will meet too.
+  if (event) void ports.audit(event).catch(() => undefined);
 }
 
 /**

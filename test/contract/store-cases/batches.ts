@@ -132,6 +132,12 @@ export function batchCases(store: StoreContext): void {
     // A cursor that is no batch of the tenant's (nor of the dialect) starts nothing.
     expect(await page('batch_missing', 2)).toEqual({ ids: [], hasMore: false });
     expect(await page(anthropic.id, 2)).toEqual({ ids: [], hasMore: false });
+    // Before a batch: the nearest newer ones, still newest first.
+    const back = (before: string, limit: number) => batches().list(tenantId, { dialect: 'openai', after: null, before, limit }).then(ids);
+    expect(await back(newestFirst[3] as string, 2)).toEqual({ ids: newestFirst.slice(1, 3), hasMore: true });
+    expect(await back(newestFirst[3] as string, 5)).toEqual({ ids: newestFirst.slice(0, 3), hasMore: false });
+    expect(await back(newestFirst[0] as string, 2)).toEqual({ ids: [], hasMore: false });
+    expect(await back('batch_missing', 2)).toEqual({ ids: [], hasMore: false });
 
     const listed = await batches().list(tenantId, { dialect: 'anthropic', after: null, limit: 10 });
     expect(listed).toEqual({ batches: [anthropic], hasMore: false });

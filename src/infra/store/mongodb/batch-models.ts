@@ -1,4 +1,5 @@
 /** Mongoose schemas of batches (one document each, `_id` its id) and of their lines' results (one per line). */
+import type { BatchResultFields } from '../batch-fields.ts';
 import { Schema, type Connection, type Model } from 'mongoose';
 import { BATCH_STATUSES, type BatchDialect, type BatchError, type BatchSegment, type BatchStatus, type BatchUsage } from '../repository.ts';
 
@@ -36,21 +37,7 @@ export interface BatchDocument {
 }
 
 /** The result of one line of a batch. */
-export interface BatchResultDocument {
-  tenant_id: string;
-  batch_id: string;
-  line: number;
-  custom_id: string;
-  request_id: string;
-  status: 'succeeded' | 'failed';
-  status_code: number;
-  body: string;
-  input_tokens: number;
-  cached_tokens: number;
-  output_tokens: number;
-  reasoning_tokens: number;
-  total_tokens: number;
-}
+export type BatchResultDocument = BatchResultFields;
 
 /** The batch models of one connection. */
 export interface BatchModels {

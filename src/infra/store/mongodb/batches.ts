@@ -4,7 +4,7 @@
  * the unique index on (batch_id, line).
  */
 import mongoose, { type QueryFilter } from 'mongoose';
-import { ACTIVE_BATCH_STATUSES, firstPerLine } from '../batch-fields.ts';
+import { ACTIVE_BATCH_STATUSES, firstPerLine, resultFields, resultOf } from '../batch-fields.ts';
 import type { BatchLineResult, BatchRepository, StoredBatch } from '../repository.ts';
 import type { BatchDocument, BatchModels, BatchResultDocument } from './batch-models.ts';
 
@@ -113,44 +113,6 @@ function toBatch(doc: BatchDocument): StoredBatch {
   };
 }
 
-function toResultDocument(result: BatchLineResult): BatchResultDocument {
-  return {
-    tenant_id: result.tenantId,
-    batch_id: result.batchId,
-    line: result.line,
-    custom_id: result.customId,
-    request_id: result.requestId,
-    status: result.status,
-    status_code: result.statusCode,
-    body: result.body,
-    input_tokens: result.usage.inputTokens,
-    cached_tokens: result.usage.cachedTokens,
-    output_tokens: result.usage.outputTokens,
-    reasoning_tokens: result.usage.reasoningTokens,
-    total_tokens: result.usage.totalTokens,
-  };
-}
-
-function toResult(doc: BatchResultDocument): BatchLineResult {
-  return {
-    tenantId: doc.tenant_id,
-    batchId: doc.batch_id,
-    line: doc.line,
-    customId: doc.custom_id,
-    requestId: doc.request_id,
-    status: doc.status,
-    statusCode: doc.status_code,
-    body: doc.body,
-    usage: {
-      inputTokens: doc.input_tokens,
-      cachedTokens: doc.cached_tokens,
-      outputTokens: doc.output_tokens,
-      reasoningTokens: doc.reasoning_tokens,
-      totalTokens: doc.total_tokens,
-    },
-  };
-}
-
 /** The `$set` of `change` (fields given as undefined are left alone). */
 function toSet(change: BatchChange): Record<string, unknown> {
   const set: Record<string, unknown> = {};
@@ -172,13 +134,19 @@ function onlyDuplicates(error: unknown): boolean {
 }
 
 /** The tenant's batches of `dialect` after the one of id `after` (newest first); an unknown `after` matches nothing, as in PostgreSQL. */
-async function batchesAfter(models: BatchModels, scope: QueryFilter<BatchDocument>, after: string | null): Promise<QueryFilter<BatchDocument>> {
-  if (after === null) return scope;
-  const cursor = await models.Batches.findOne({ ...scope, _id: after }, { created_at: 1 })
+/** The scope's batches older (`$lt`) or newer (`$gt`) than the batch of id `at`; none when there is no such batch. */
+async function batchesBeyond(
+  models: BatchModels,
+  scope: QueryFilter<BatchDocument>,
+  at: string | null,
+  side: '$lt' | '$gt',
+): Promise<QueryFilter<BatchDocument>> {
+  if (at === null) return scope;
+  const cursor = await models.Batches.findOne({ ...scope, _id: at }, { created_at: 1 })
     .lean<Pick<BatchDocument, '_id' | 'created_at'>>()
     .exec();
   if (!cursor) return { ...scope, _id: { $in: [] as string[] } };
-  return { ...scope, $or: [{ created_at: { $lt: cursor.created_at } }, { created_at: cursor.created_at, _id: { $lt: cursor._id } }] };
+  return { ...scope, $or: [{ created_at: { [side]: cursor.created_at } }, { created_at: cursor.created_at, _id: { [side]: cursor._id } }] };
 }
 
 /** The batch repository over its models. */
@@ -193,14 +161,19 @@ export function createBatchRepository(models: BatchModels): BatchRepository {
       return doc ? toBatch(doc) : null;
     },
     async list(tenantId, page) {
-      const filter = await batchesAfter(models, { tenant_id: tenantId, dialect: page.dialect }, page.after);
+      // Before a batch, the nearest newer ones are read oldest first, then shown newest first.
+      const before = page.before ?? null;
+      const scope = { tenant_id: tenantId, dialect: page.dialect };
+      const filter = await batchesBeyond(models, scope, before ?? page.after, before ? '$gt' : '$lt');
+      const order = before ? 1 : -1;
       // One more than asked tells whether there are more.
       const docs = await Batches.find(filter)
-        .sort({ created_at: -1, _id: -1 })
+        .sort({ created_at: order, _id: order })
         .limit(page.limit + 1)
         .lean<BatchDocument[]>()
         .exec();
-      return { batches: docs.slice(0, page.limit).map(toBatch), hasMore: docs.length > page.limit };
+      const shown = docs.slice(0, page.limit).map(toBatch);
+      return { batches: before ? shown.reverse() : shown, hasMore: docs.length > page.limit };
     },
     async transition(tenantId, id, from, change) {
       const filter = { _id: id, tenant_id: tenantId, status: { $in: [...from] } };
@@ -228,7 +201,7 @@ export function createBatchRepository(models: BatchModels): BatchRepository {
       return true;
     },
     async insertResults(results) {
-      const docs = firstPerLine(results).map(toResultDocument);
+      const docs = firstPerLine(results).map(resultFields);
       if (docs.length === 0) return;
       try {
         // Unordered, so that a line already stored does not stop the rest; lean skips per-document hydration.
@@ -250,7 +223,7 @@ export function createBatchRepository(models: BatchModels): BatchRepository {
         .limit(limit)
         .lean<BatchResultDocument[]>()
         .exec();
-      return docs.map(toResult);
+      return docs.map(resultOf);
     },
     async progress(tenantId, batchId) {
       const counted = (status: BatchLineResult['status']) => ({ $sum: { $cond: [{ $eq: ['$status', status] }, 1, 0] } });

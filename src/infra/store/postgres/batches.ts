@@ -1,7 +1,7 @@
 /** Batches and their lines' results in PostgreSQL. */
 import type { Pool } from 'pg';
-import { ACTIVE_BATCH_STATUSES, firstPerLine } from '../batch-fields.ts';
-import type { BatchDialect, BatchError, BatchLineResult, BatchRepository, BatchSegment, BatchStatus, BatchUsage, StoredBatch } from '../repository.ts';
+import { ACTIVE_BATCH_STATUSES, firstPerLine, resultFields, resultOf, type BatchResultFields } from '../batch-fields.ts';
+import type { BatchDialect, BatchError, BatchRepository, BatchSegment, BatchStatus, BatchUsage, StoredBatch } from '../repository.ts';
 import { inTransaction } from './transaction.ts';
 
 interface BatchRow {
@@ -30,22 +30,6 @@ interface BatchRow {
   expired_at: Date | null;
   cancelling_at: Date | null;
   cancelled_at: Date | null;
-}
-
-interface ResultRow {
-  tenant_id: string;
-  batch_id: string;
-  line: number;
-  custom_id: string;
-  request_id: string;
-  status: 'succeeded' | 'failed';
-  status_code: number;
-  body: string;
-  input_tokens: number;
-  cached_tokens: number;
-  output_tokens: number;
-  reasoning_tokens: number;
-  total_tokens: number;
 }
 
 /** Counts and sums arrive as strings (bigint, numeric). */
@@ -143,44 +127,6 @@ function toBatch(row: BatchRow): StoredBatch {
   };
 }
 
-function toResultRow(result: BatchLineResult): ResultRow {
-  return {
-    tenant_id: result.tenantId,
-    batch_id: result.batchId,
-    line: result.line,
-    custom_id: result.customId,
-    request_id: result.requestId,
-    status: result.status,
-    status_code: result.statusCode,
-    body: result.body,
-    input_tokens: result.usage.inputTokens,
-    cached_tokens: result.usage.cachedTokens,
-    output_tokens: result.usage.outputTokens,
-    reasoning_tokens: result.usage.reasoningTokens,
-    total_tokens: result.usage.totalTokens,
-  };
-}
-
-function toResult(row: ResultRow): BatchLineResult {
-  return {
-    tenantId: row.tenant_id,
-    batchId: row.batch_id,
-    line: row.line,
-    customId: row.custom_id,
-    requestId: row.request_id,
-    status: row.status,
-    statusCode: row.status_code,
-    body: row.body,
-    usage: {
-      inputTokens: row.input_tokens,
-      cachedTokens: row.cached_tokens,
-      outputTokens: row.output_tokens,
-      reasoningTokens: row.reasoning_tokens,
-      totalTokens: row.total_tokens,
-    },
-  };
-}
-
 /** The SET clause of `change` (fields given as undefined are left alone), its parameters numbered from `first`. */
 function setClause(change: BatchChange, first: number): { sql: string; params: unknown[] } {
   const sets: string[] = [];
@@ -237,15 +183,19 @@ export function createBatchRepository(pool: Pool): BatchRepository {
       return batch ?? null;
     },
     async list(tenantId, page) {
-      // One more than asked tells whether there are more; an unknown `after` matches nothing, as elsewhere.
+      // One more than asked tells whether there are more; an unknown cursor matches nothing, as elsewhere.
+      // Before a batch, the nearest newer ones are read oldest first, then shown newest first.
+      const before = page.before ?? null;
+      const cursor = before ?? page.after;
       const found = await batches(
         `SELECT ${BATCH_COLUMNS} FROM batches
          WHERE tenant_id = $1 AND dialect = $2
-           AND ($3::text IS NULL OR (created_at, id) < (SELECT created_at, id FROM batches WHERE tenant_id = $1 AND dialect = $2 AND id = $3))
-         ORDER BY created_at DESC, id DESC LIMIT $4`,
-        [tenantId, page.dialect, page.after, page.limit + 1],
+           AND ($3::text IS NULL OR (created_at, id) ${before ? '>' : '<'} (SELECT created_at, id FROM batches WHERE tenant_id = $1 AND dialect = $2 AND id = $3))
+         ORDER BY created_at ${before ? 'ASC' : 'DESC'}, id ${before ? 'ASC' : 'DESC'} LIMIT $4`,
+        [tenantId, page.dialect, cursor, page.limit + 1],
       );
-      return { batches: found.slice(0, page.limit), hasMore: found.length > page.limit };
+      const shown = found.slice(0, page.limit);
+      return { batches: before ? shown.reverse() : shown, hasMore: found.length > page.limit };
     },
     async transition(tenantId, id, from, change) {
       const set = setClause(change, 4);
@@ -273,7 +223,7 @@ export function createBatchRepository(pool: Pool): BatchRepository {
         return true;
       }),
     async insertResults(results) {
-      const rows = firstPerLine(results).map(toResultRow);
+      const rows = firstPerLine(results).map(resultFields);
       for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
         await pool.query(INSERT_RESULTS, [JSON.stringify(rows.slice(start, start + INSERT_CHUNK))]);
       }
@@ -286,11 +236,11 @@ export function createBatchRepository(pool: Pool): BatchRepository {
       return result.rows.map((row) => row.line);
     },
     async readResults(tenantId, batchId, afterLine, limit) {
-      const result = await pool.query<ResultRow>(
+      const result = await pool.query<BatchResultFields>(
         `SELECT ${RESULT_COLUMNS} FROM batch_results WHERE tenant_id = $1 AND batch_id = $2 AND line > $3 ORDER BY line LIMIT $4`,
         [tenantId, batchId, afterLine, limit],
       );
-      return result.rows.map(toResult);
+      return result.rows.map(resultOf);
     },
     async progress(tenantId, batchId) {
       // A line that never ran (the batch expired or was cancelled first) has status code 0.

@@ -182,11 +182,11 @@ export async function messageBatchRoutes(app: FastifyInstance, deps: MessageBatc
     },
   );
   routes.get('/v1/messages/batches', { schema: { querystring: ListQuery }, config: read }, async (request) => {
-    // Newest first, paged forwards only: a page before one (before_id) the store cannot read.
-    if (request.query.before_id !== undefined)
-      throw new InvalidValueError('before_id', "'before_id' is not supported by this gateway; page forwards with 'after_id' (the previous page's last_id).");
+    const { before_id: before, after_id: after } = request.query;
+    if (before !== undefined && after !== undefined) throw new InvalidValueError('before_id', "Give 'before_id' or 'after_id', not both.");
     const { views, hasMore } = await deps.batches.list(request.principal.tenantId, 'anthropic', {
-      after: request.query.after_id ?? null,
+      after: after ?? null,
+      before: before ?? null,
       limit: parseLimit(request.query.limit, 20, LIST_MAX),
     });
     const data = await Promise.all(views.map((view) => present(view)));
@@ -271,7 +271,7 @@ export const messageBatchDocs: RouteDocs = {
   'GET /v1/messages/batches': {
     operationId: 'listMessageBatches',
     summary: 'List message batches',
-    description: `The tenant's message batches, newest first, paged with \`after_id\` and \`limit\` (1–${LIST_MAX}, default 20); \`before_id\` is refused (400).`,
+    description: `The tenant's message batches, newest first, paged with \`after_id\` (older) or \`before_id\` (newer) and \`limit\` (1–${LIST_MAX}, default 20).`,
     tags: TAGS,
     credentials: 'bearer-or-x-api-key',
     headers: VERSION_HEADER,
