@@ -52,6 +52,21 @@ export const NO_USAGE: BatchUsage = { inputTokens: 0, cachedTokens: 0, outputTok
 /** Nothing run yet. */
 export const NO_PROGRESS: BatchProgress = { succeeded: 0, failed: 0, usage: NO_USAGE };
 
+/** What a batch just created (validating) has not got yet: no lines, no files, no usage, no later timestamp (its empty arrays are its own). */
+export const NOT_YET_VALIDATED = {
+  total: 0,
+  outputFileId: null,
+  errorFileId: null,
+  usage: null,
+  inProgressAt: null,
+  finalizingAt: null,
+  completedAt: null,
+  failedAt: null,
+  expiredAt: null,
+  cancellingAt: null,
+  cancelledAt: null,
+} satisfies Partial<StoredBatch>;
+
 /** The statuses of a batch that will change no more. */
 export type EndedStatus = Extract<BatchStatus, 'completed' | 'failed' | 'expired' | 'cancelled'>;
 

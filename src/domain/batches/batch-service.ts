@@ -2,7 +2,7 @@ import { ulid } from 'ulid';
 import type { BatchJob } from '../../infra/queue/batch-jobs.ts';
 import type { BatchDialect, BatchProgress, FileRepository, BatchRepository, StoredBatch } from '../../infra/store/repository.ts';
 import { GatewayError, InvalidValueError, ResourceNotFoundError } from '../../errors/gateway-error.ts';
-import { NO_PROGRESS, isEnded } from './batch-object.ts';
+import { NOT_YET_VALIDATED, NO_PROGRESS, isEnded } from './batch-object.ts';
 
 /** What batches are made and read with, built once by the web tier's composition root. */
 export interface BatchServiceDeps {
@@ -68,21 +68,11 @@ export class BatchService {
       status: 'validating',
       metadata: request.metadata,
       feature: request.feature,
-      errors: [],
-      total: 0,
-      segments: [],
-      outputFileId: null,
-      errorFileId: null,
-      usage: null,
       createdAt,
       expiresAt: new Date(createdAt.getTime() + this.#deps.windowMs),
-      inProgressAt: null,
-      finalizingAt: null,
-      completedAt: null,
-      failedAt: null,
-      expiredAt: null,
-      cancellingAt: null,
-      cancelledAt: null,
+      ...NOT_YET_VALIDATED,
+      errors: [],
+      segments: [],
     };
     await this.#deps.batches.create(batch);
     // A batch whose validation could not be queued is not lost: the workers' supervisor queues it.

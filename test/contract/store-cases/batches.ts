@@ -2,6 +2,7 @@
 import { expect, it } from 'vitest';
 import { BATCH_STATUSES, type BatchLineResult, type BatchUsage, type StoredBatch } from '../../../src/infra/store/repository.ts';
 import { uid, type StoreContext } from './context.ts';
+import { NOT_YET_VALIDATED } from '../../../src/domain/batches/batch-object.ts';
 
 const CREATED = Date.UTC(2025, 5, 2, 9);
 const DAY_MS = 86_400_000;
@@ -29,21 +30,11 @@ export function batchCases(store: StoreContext): void {
       status: 'validating',
       metadata: null,
       feature: null,
-      errors: [],
-      total: 0,
-      segments: [],
-      outputFileId: null,
-      errorFileId: null,
-      usage: null,
       createdAt: new Date(CREATED),
       expiresAt: new Date(CREATED + DAY_MS),
-      inProgressAt: null,
-      finalizingAt: null,
-      completedAt: null,
-      failedAt: null,
-      expiredAt: null,
-      cancellingAt: null,
-      cancelledAt: null,
+      ...NOT_YET_VALIDATED,
+      errors: [],
+      segments: [],
       ...fields,
     };
   }
