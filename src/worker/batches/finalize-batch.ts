@@ -1,7 +1,7 @@
 import { webhookOutboxRecord, type Outbox } from '../../infra/outbox/outbox.ts';
 import type { BatchLineResult, BatchProgress, BatchRepository, BatchStatus, FileRepository, StoredBatch } from '../../infra/store/repository.ts';
 import { parseBatchLine } from '../../domain/batches/batch-line.ts';
-import { readLines } from '../../domain/batches/read-lines.ts';
+import { segmentLines } from './segment-lines.ts';
 import { anthropicResultLine, NEVER_RAN, openAiResultLine, UNRUN } from '../../domain/batches/result-lines.ts';
 import { lineRequestId } from './line-ids.ts';
 import type { LineEnds } from './line-ends.ts';
@@ -75,12 +75,12 @@ async function recordUnrun(deps: FinalizeDeps, batch: StoredBatch, ending: 'expi
     await deps.batches.insertResults(pending);
     pending = [];
   };
-  for (const segment of batch.segments) {
+  for (const [index, segment] of batch.segments.entries()) {
     const end = segment.firstLine + segment.lines;
     const done = new Set(await deps.batches.doneLines(batch.tenantId, batch.id, segment.firstLine, end));
     if (done.size === segment.lines) continue;
     let line = segment.firstLine - 1;
-    for await (const { text } of readLines(deps.files.read(batch.tenantId, batch.inputFileId, segment.offset), 0, segment.lines)) {
+    for await (const { text } of segmentLines(deps.files, batch, index)) {
       line++;
       if (done.has(line)) continue;
       const parsed = parseBatchLine(text, line + 1, batch.endpoint, () => null);

@@ -8,11 +8,11 @@ import type { RequestJob } from '../../operations/index.ts';
 import type { Operation } from '../../operations/operation.ts';
 import { operationOfEndpoint } from '../../domain/batches/batch-endpoints.ts';
 import { parseBatchLine } from '../../domain/batches/batch-line.ts';
-import { readLines } from '../../domain/batches/read-lines.ts';
 import { NO_USAGE } from '../../domain/batches/batch-object.ts';
 import { admitLine, type LineAdmissionPorts, type PendingLine } from './admit-line.ts';
 import type { BatchLane } from './batch-lane.ts';
 import { lineRequestId } from './line-ids.ts';
+import { segmentLines } from './segment-lines.ts';
 import type { LineEnds } from './line-ends.ts';
 import { candidatesOf } from '../../domain/catalog/load-catalog.ts';
 
@@ -131,7 +131,7 @@ export async function runSegment(
   let line = segment.firstLine - 1;
   let stopped = false;
   try {
-    for await (const { text } of readLines(deps.files.read(batch.tenantId, batch.inputFileId, segment.offset), 0, segment.lines)) {
+    for await (const { text } of segmentLines(deps.files, batch, job.segment)) {
       line++;
       if (done.has(line)) continue;
       if (deps.closing() || !(await runs())) {

@@ -71,6 +71,26 @@ export function fileCases(store: StoreContext): void {
     expect((await readAll(files().read(tenantId, file.id, bytes.length))).bytes.length).toBe(0);
   });
 
+  it('reads a file from an offset up to an end (exclusive), a chunk at most at a time', async () => {
+    const tenantId = `t-${uid()}`;
+    const bytes = randomBytes(2.5 * MIB);
+    const file = newFile(tenantId, { purpose: 'user_data' });
+    await files().create(file, pieces(bytes, 300_007));
+    for (const [offset, end] of [
+      [0, 10],
+      [5, MIB],
+      [MIB - 3, MIB + 3],
+      [MIB, 2 * MIB],
+      [10, 2 * MIB + 7],
+      [2 * MIB + 1, bytes.length + 100],
+    ] as const) {
+      const range = await readAll(files().read(tenantId, file.id, offset, end));
+      expect(range.bytes.equals(bytes.subarray(offset, end)), `${offset} to ${end}`).toBe(true);
+      expect(range.largest).toBeLessThanOrEqual(MIB);
+    }
+    expect((await readAll(files().read(tenantId, file.id, 7, 7))).bytes.length).toBe(0);
+  });
+
   it('keeps nothing of a file whose content throws, and rethrows', async () => {
     const tenantId = `t-${uid()}`;
     const file = newFile(tenantId);

@@ -187,11 +187,12 @@ export function createFileRepository(connection: Connection, models: FileModels)
       return doc ? toStored(doc) : null;
     },
     list: (tenantId, page) => listFiles(models, tenantId, page),
-    async *read(tenantId, id, offset = 0) {
+    async *read(tenantId, id, offset = 0, end = Infinity) {
       const doc = await models.Files.findOne({ _id: id, 'metadata.tenantId': tenantId }).lean<FileDocument>();
-      if (!doc || offset >= doc.length) return;
-      // The driver skips to the chunk of `start` and fetches chunks in cursor batches.
-      for await (const data of bucket().openDownloadStream(gridId(id), { start: offset })) yield data as Buffer;
+      const until = Math.min(end, doc?.length ?? 0);
+      if (offset >= until) return;
+      // The driver skips to the chunk of `start` and fetches chunks in cursor batches, none past `end`.
+      for await (const data of bucket().openDownloadStream(gridId(id), { start: offset, end: until })) yield data as Buffer;
     },
     async delete(tenantId, id) {
       const doc = await models.Files.findOneAndDelete({ _id: id, 'metadata.tenantId': tenantId }).lean<FileDocument>();

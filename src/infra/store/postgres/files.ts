@@ -37,8 +37,8 @@ const COMPLETE = `
   UPDATE files SET purpose = $2, filename = $3, expires_at = $4, bytes = $5, lines = $6, complete = true
   WHERE id = $1 AND NOT complete RETURNING ${COLUMNS}`;
 const INSERT_CHUNK = 'INSERT INTO file_chunks (file_id, seq, data) VALUES ($1, $2, $3)';
-// The skipped bytes of a read's first chunk stay in the database.
-const READ_CHUNK = 'SELECT substring(data FROM $3::integer) AS data FROM file_chunks WHERE file_id = $1 AND seq = $2';
+// The bytes of a chunk outside the read stay in the database.
+const READ_CHUNK = 'SELECT substring(data FROM $3::integer FOR $4::integer) AS data FROM file_chunks WHERE file_id = $1 AND seq = $2';
 
 function listQuery(order: 'asc' | 'desc'): string {
   const [compare, direction] = order === 'asc' ? ['>', 'ASC'] : ['<', 'DESC'];
@@ -113,18 +113,19 @@ async function writeChunks(pool: Pool, fileId: string, content: AsyncIterable<Ui
   return counter;
 }
 
-/** The file's chunks from byte `offset` on, one query each; a chunk gone midway (the file deleted) is an error, not a short file. */
-async function* readChunks(pool: Pool, tenantId: string, id: string, offset: number): AsyncGenerator<Uint8Array> {
+/** The file's chunks from byte `offset` to `end`, one query each; a chunk gone midway (the file deleted) is an error, not a short file. */
+async function* readChunks(pool: Pool, tenantId: string, id: string, offset: number, end: number): AsyncGenerator<Uint8Array> {
   const found = await pool.query<{ bytes: string }>('SELECT bytes FROM files WHERE tenant_id = $1 AND id = $2 AND complete', [tenantId, id]);
-  const file = found.rows[0] && { bytes: Number(found.rows[0].bytes) };
-  if (!file || offset >= file.bytes) return;
-  const count = Math.ceil(file.bytes / FILE_CHUNK_BYTES);
-  let skip = offset % FILE_CHUNK_BYTES;
-  for (let seq = Math.floor(offset / FILE_CHUNK_BYTES); seq < count; seq++) {
-    const result = await pool.query<{ data: Buffer }>(READ_CHUNK, [id, seq, skip + 1]);
+  if (!found.rows[0]) return;
+  const until = Math.min(end, Number(found.rows[0].bytes));
+  for (let at = offset; at < until;) {
+    const seq = Math.floor(at / FILE_CHUNK_BYTES);
+    const skip = at - seq * FILE_CHUNK_BYTES;
+    const length = Math.min(FILE_CHUNK_BYTES - skip, until - at);
+    const result = await pool.query<{ data: Buffer }>(READ_CHUNK, [id, seq, skip + 1, length]);
     const data = result.rows[0]?.data;
     if (!data) throw new Error(`The file '${id}' was removed while it was read.`);
-    skip = 0;
+    at += length;
     yield data;
   }
 }
@@ -155,7 +156,7 @@ export function createFileRepository(pool: Pool): FileRepository {
       const result = await pool.query<FileRow>(LIST[page.order], [tenantId, page.purpose ?? null, page.after, page.limit + 1]);
       return { files: result.rows.slice(0, page.limit).map(toStored), hasMore: result.rows.length > page.limit };
     },
-    read: (tenantId, id, offset = 0) => readChunks(pool, tenantId, id, offset),
+    read: (tenantId, id, offset = 0, end = Infinity) => readChunks(pool, tenantId, id, offset, end),
     async delete(tenantId, id) {
       // An expired file the sweep has not reached yet goes too, but was no longer there to the client.
       const deleted = await pool.query<{ live: boolean }>(
