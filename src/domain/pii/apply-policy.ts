@@ -61,6 +61,15 @@ export function applyPiiPolicy<Body>(policy: PiiPolicy, body: Body, mapTexts: Ma
   return { body, categories };
 }
 
+/** What each mode's finding is called in the audit log. */
+const PII_AUDIT = {
+  block: { action: 'pii.blocked', outcome: 'blocked' },
+  mask: { action: 'pii.masked', outcome: 'success' },
+  flag: { action: 'pii.flagged', outcome: 'flagged' },
+  // A policy that is off finds nothing to record; were it given findings, they are findings.
+  off: { action: 'pii.flagged', outcome: 'flagged' },
+} as const satisfies Record<PiiPolicy['mode'], { action: string; outcome: string }>;
+
 /**
  * The audit event of what the policy did to a request (blocked, masked or flagged), for the
  * tenant's audit log; null when it found nothing. `details` adds to the categories found.
@@ -71,11 +80,12 @@ export function piiAuditEvent(
   request: { tenantId: string; actor: string; requestId: string; details?: Record<string, unknown> },
 ): AuditEventInput | null {
   if (categories.length === 0) return null;
+  const { action, outcome } = PII_AUDIT[mode];
   return auditEvent({
     tenantId: request.tenantId,
     actor: request.actor,
-    action: `pii.${mode === 'block' ? 'blocked' : mode === 'mask' ? 'masked' : 'flagged'}`,
-    outcome: mode === 'block' ? 'blocked' : mode === 'mask' ? 'success' : 'flagged',
+    action,
+    outcome,
     requestId: request.requestId,
     details: { categories, ...request.details },
   });

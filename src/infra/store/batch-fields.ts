@@ -1,8 +1,17 @@
-/** What both adapters share about batches: which statuses are active, a line's result as stored, and which of a set of results is kept. */
-import type { BatchLineResult, BatchStatus } from './repository.ts';
+/** What both adapters share about batches: which statuses are active, a list's page, a line's result as stored, and which of a set of results is kept. */
+import type { BatchLineResult, BatchStatus, StoredBatch } from './repository.ts';
 
 /** The statuses of a batch not final yet: what the supervisor looks at. */
 export const ACTIVE_BATCH_STATUSES = ['validating', 'in_progress', 'finalizing', 'cancelling'] as const satisfies readonly BatchStatus[];
+
+/**
+ * A page of a list from the `limit + 1` batches read (one more tells whether there are more),
+ * newest first. A page before a batch reads the nearest newer ones oldest first: it is turned round.
+ */
+export function batchPage(found: StoredBatch[], limit: number, readOldestFirst: boolean): { batches: StoredBatch[]; hasMore: boolean } {
+  const shown = found.slice(0, limit);
+  return { batches: readOldestFirst ? shown.reverse() : shown, hasMore: found.length > limit };
+}
 
 /**
  * The first result of each line, in their order: a line given twice in one call keeps its first,

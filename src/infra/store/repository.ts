@@ -502,8 +502,9 @@ export interface FileRepository {
   list(tenantId: string, page: { purpose?: FilePurpose; after: string | null; limit: number; order: 'asc' | 'desc' }): Promise<FilePage>;
   /**
    * The file's bytes from byte `offset` (0 when absent) to byte `end` (exclusive; the file's end
-   * when absent), a chunk at a time; nothing when the tenant has no such file. An expired file the sweep has kept (a running batch's input) is
-   * read too: its batch must see every line; clients see only what `get` finds.
+   * when absent), a chunk at a time; nothing when the tenant has no such file. An expired file
+   * the sweep has kept (a running batch's input) is read too: its batch must see every line;
+   * clients see only what `get` finds.
    */
   read(tenantId: string, id: string, offset?: number, end?: number): AsyncIterable<Uint8Array>;
   /** Removes the file and its bytes; false when there was none. */

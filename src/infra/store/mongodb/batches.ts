@@ -4,7 +4,7 @@
  * the unique index on (batch_id, line).
  */
 import mongoose, { type QueryFilter } from 'mongoose';
-import { ACTIVE_BATCH_STATUSES, firstPerLine, resultFields, resultOf } from '../batch-fields.ts';
+import { ACTIVE_BATCH_STATUSES, batchPage, firstPerLine, resultFields, resultOf } from '../batch-fields.ts';
 import type { BatchLineResult, BatchRepository, StoredBatch } from '../repository.ts';
 import type { BatchDocument, BatchModels, BatchResultDocument } from './batch-models.ts';
 
@@ -133,7 +133,6 @@ function onlyDuplicates(error: unknown): boolean {
   return failures.length > 0 && failures.every((failure) => failure.code === DUPLICATE_KEY);
 }
 
-/** The tenant's batches of `dialect` after the one of id `after` (newest first); an unknown `after` matches nothing, as in PostgreSQL. */
 /** The scope's batches older (`$lt`) or newer (`$gt`) than the batch of id `at`; none when there is no such batch. */
 async function batchesBeyond(
   models: BatchModels,
@@ -172,8 +171,7 @@ export function createBatchRepository(models: BatchModels): BatchRepository {
         .limit(page.limit + 1)
         .lean<BatchDocument[]>()
         .exec();
-      const shown = docs.slice(0, page.limit).map(toBatch);
-      return { batches: before ? shown.reverse() : shown, hasMore: docs.length > page.limit };
+      return batchPage(docs.map(toBatch), page.limit, before !== null);
     },
     async transition(tenantId, id, from, change) {
       const filter = { _id: id, tenant_id: tenantId, status: { $in: [...from] } };

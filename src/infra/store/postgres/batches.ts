@@ -1,6 +1,6 @@
 /** Batches and their lines' results in PostgreSQL. */
 import type { Pool } from 'pg';
-import { ACTIVE_BATCH_STATUSES, firstPerLine, resultFields, resultOf, type BatchResultFields } from '../batch-fields.ts';
+import { ACTIVE_BATCH_STATUSES, batchPage, firstPerLine, resultFields, resultOf, type BatchResultFields } from '../batch-fields.ts';
 import type { BatchDialect, BatchError, BatchRepository, BatchSegment, BatchStatus, BatchUsage, StoredBatch } from '../repository.ts';
 import { inTransaction } from './transaction.ts';
 
@@ -127,6 +127,17 @@ function toBatch(row: BatchRow): StoredBatch {
   };
 }
 
+/** A page of the tenant's batches of a dialect after (older than) or before (newer than) the batch of id $3; an unknown id matches nothing, as elsewhere. */
+function listQuery(side: 'after' | 'before'): string {
+  // Before a batch, the nearest newer ones are read oldest first.
+  const [compare, direction] = side === 'after' ? ['<', 'DESC'] : ['>', 'ASC'];
+  return `SELECT ${BATCH_COLUMNS} FROM batches
+    WHERE tenant_id = $1 AND dialect = $2
+      AND ($3::text IS NULL OR (created_at, id) ${compare} (SELECT created_at, id FROM batches WHERE tenant_id = $1 AND dialect = $2 AND id = $3))
+    ORDER BY created_at ${direction}, id ${direction} LIMIT $4`;
+}
+const LIST = { after: listQuery('after'), before: listQuery('before') };
+
 /** The SET clause of `change` (fields given as undefined are left alone), its parameters numbered from `first`. */
 function setClause(change: BatchChange, first: number): { sql: string; params: unknown[] } {
   const sets: string[] = [];
@@ -183,19 +194,9 @@ export function createBatchRepository(pool: Pool): BatchRepository {
       return batch ?? null;
     },
     async list(tenantId, page) {
-      // One more than asked tells whether there are more; an unknown cursor matches nothing, as elsewhere.
-      // Before a batch, the nearest newer ones are read oldest first, then shown newest first.
       const before = page.before ?? null;
-      const cursor = before ?? page.after;
-      const found = await batches(
-        `SELECT ${BATCH_COLUMNS} FROM batches
-         WHERE tenant_id = $1 AND dialect = $2
-           AND ($3::text IS NULL OR (created_at, id) ${before ? '>' : '<'} (SELECT created_at, id FROM batches WHERE tenant_id = $1 AND dialect = $2 AND id = $3))
-         ORDER BY created_at ${before ? 'ASC' : 'DESC'}, id ${before ? 'ASC' : 'DESC'} LIMIT $4`,
-        [tenantId, page.dialect, cursor, page.limit + 1],
-      );
-      const shown = found.slice(0, page.limit);
-      return { batches: before ? shown.reverse() : shown, hasMore: found.length > page.limit };
+      const found = await batches(LIST[before ? 'before' : 'after'], [tenantId, page.dialect, before ?? page.after, page.limit + 1]);
+      return batchPage(found, page.limit, before !== null);
     },
     async transition(tenantId, id, from, change) {
       const set = setClause(change, 4);
