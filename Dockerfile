@@ -9,4 +9,4 @@ COPY catalog ./catalog
 COPY src ./src
 COPY workers ./workers
 USER node
-CMD ["node", "src/server.ts"]
+CMD ["node", "--max-semi-space-size=32", "--max-old-space-size=1536", "src/server.ts"]

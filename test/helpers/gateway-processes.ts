@@ -16,6 +16,7 @@ import { generateApiKey } from '../../src/domain/access/api-key-secret.ts';
 import type { Repository, Role } from '../../src/infra/store/repository.ts';
 import type { WrittenCatalog } from '../../src/domain/catalog/schema.ts';
 import { freePort } from './free-port.ts';
+import { HEAP_FLAGS } from '../../src/heap-flags.ts';
 import { createRedisKeys, type RedisKeys } from '../../src/infra/redis/keys.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -73,12 +74,13 @@ export interface GatewayUnderTest {
 }
 
 /**
- * Spawns `node <entry>` with the given environment, capturing its output; `root` is the project it runs from.
+ * Spawns `node <entry>` with the heap flags web and worker start with (src/heap-flags.ts) and the given environment, capturing its output; `root` is the project it runs from.
  * With `cpus` (a taskset list, e.g. `0`) it runs under `taskset -c <cpus>`, which execs node: the pid is node's.
  */
 export function spawnEntry(entry: string, env: Record<string, string>, root = ROOT, cpus?: string): GatewayProcess {
   let output = '';
-  const [command, args] = cpus === undefined ? [process.execPath, [entry]] : ['taskset', ['-c', cpus, process.execPath, entry]];
+  const nodeArgs = [...HEAP_FLAGS, entry];
+  const [command, args] = cpus === undefined ? [process.execPath, nodeArgs] : ['taskset', ['-c', cpus, process.execPath, ...nodeArgs]];
   const child = spawn(command, args, { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout?.on('data', (data: Buffer) => (output += data.toString()));
   child.stderr?.on('data', (data: Buffer) => (output += data.toString()));
