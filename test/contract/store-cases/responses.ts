@@ -169,6 +169,16 @@ export function responseCases(store: StoreContext): void {
     expect(await responses().get(tenantId, unknown.id)).not.toBeNull();
   });
 
+  it('keeps deleted a response whose first write and deletion race (the outbox carrying it as the client deletes it)', async () => {
+    const tenantId = `t-${uid()}`;
+    const outputIds = Array.from({ length: 40 }, (_, index) => `out_race_${index}_${uid()}`);
+    const racing = outputIds.map((outputId) => stored(tenantId, 'completed', { output: [answer(outputId, 'x')] }));
+    // Each pair starts together: the put's insert may be in flight, not yet committed, while the delete looks.
+    await Promise.all(racing.flatMap((record) => [responses().put([record]), responses().delete(tenantId, record.id, true)]));
+    for (const record of racing) expect(await responses().get(tenantId, record.id), record.id).toBeNull();
+    expect((await responses().findItems(tenantId, outputIds)).size).toBe(0);
+  });
+
   it('pages input items by position, both orders, after an item, with has-more', async () => {
     const tenantId = `t-${uid()}`;
     const input = ['i0', 'i1', 'i2', 'i3', 'i4'].map((id) => message(id, id));

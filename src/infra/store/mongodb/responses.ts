@@ -150,22 +150,22 @@ export function createResponseRepository(models: ResponseModels, DataPolicies: M
     get: (tenantId, id) => readStored(models, tenantId, id),
     async delete(tenantId, id, known = false) {
       const content = { status: null, response_json: null, previous_response_id: null, background: false, expires_at: null, rev: null, input_count: 0 };
-      const tombstoned = await Responses.updateOne(
-        { _id: responseKey(tenantId, id), deleted_at: null },
-        { $set: { ...content, deleted_at: new Date() } },
-      ).exec();
-      if (tombstoned.matchedCount === 0) {
-        // The id of a response deleted before the outbox carried it here, kept as a tombstone.
-        if (known)
-          await Responses.updateOne(
-            { _id: responseKey(tenantId, id) },
-            { $setOnInsert: { ...content, tenant_id: tenantId, id, created_at: new Date(), deleted_at: new Date() } },
-            { upsert: true },
-          ).exec();
-        return false;
+      const tombstone = () =>
+        Responses.updateOne({ _id: responseKey(tenantId, id), deleted_at: null }, { $set: { ...content, deleted_at: new Date() } }).exec();
+      const wasStored = (await tombstone()).matchedCount > 0;
+      if (!wasStored) {
+        if (!known) return false;
+        // The id of a response deleted before the outbox carried it here, kept as a tombstone; a first
+        // write of it that landed between the look above and this one is found by the look after.
+        await Responses.updateOne(
+          { _id: responseKey(tenantId, id) },
+          { $setOnInsert: { ...content, tenant_id: tenantId, id, created_at: new Date(), deleted_at: new Date() } },
+          { upsert: true },
+        ).exec();
+        await tombstone();
       }
       await Items.deleteMany({ tenant_id: tenantId, response_id: id }).exec();
-      return true;
+      return wasStored;
     },
     async listInput(tenantId, id, page) {
       const doc = await Responses.findOne({ _id: responseKey(tenantId, id), deleted_at: null }, { rev: 1 })

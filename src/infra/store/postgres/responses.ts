@@ -31,11 +31,16 @@ const UPSERT = `
   ON CONFLICT (tenant_id, id) DO UPDATE SET status = EXCLUDED.status, background = EXCLUDED.background, response = EXCLUDED.response,
     previous_response_id = EXCLUDED.previous_response_id, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
   WHERE responses.deleted_at IS NULL AND responses.status NOT IN (${FINAL})`;
-// The id of a response deleted before the outbox carried it here, kept as a tombstone.
+// What a deleted response keeps: its id and when it went.
+const TOMBSTONE_FIELDS = 'deleted_at = now(), status = NULL, response = NULL, previous_response_id = NULL, background = false, expires_at = NULL';
+const TOMBSTONE_ROW = `UPDATE responses SET ${TOMBSTONE_FIELDS} WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`;
+// The id of a response deleted before the outbox carried it here, kept as a tombstone. A first write
+// of it in flight (inserted, not committed, so that TOMBSTONE_ROW saw nothing) is waited for by the
+// conflict and tombstoned in turn.
 const TOMBSTONE = `
   INSERT INTO responses (tenant_id, id, status, background, response, previous_response_id, created_at, expires_at, deleted_at)
   VALUES ($1, $2, NULL, false, NULL, NULL, now(), NULL, now())
-  ON CONFLICT (tenant_id, id) DO NOTHING`;
+  ON CONFLICT (tenant_id, id) DO UPDATE SET ${TOMBSTONE_FIELDS} WHERE responses.deleted_at IS NULL`;
 
 // Responses whose ids are new, with their items, in one statement: the common case (accepted
 // background responses, synchronous ones' ends) costs one round trip for a whole batch, not a
@@ -210,17 +215,14 @@ export function createResponseRepository(pool: Pool): ResponseRepository {
     delete(tenantId, id, known = false) {
       return inTransaction(pool, async (client) => {
         // The row lock first, so that a put in flight has committed its items before they are deleted.
-        const tombstoned = await client.query(
-          `UPDATE responses SET deleted_at = now(), status = NULL, response = NULL, previous_response_id = NULL, background = false, expires_at = NULL
-           WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
-          [tenantId, id],
-        );
-        if (tombstoned.rowCount === 0) {
-          if (known) await client.query(TOMBSTONE, [tenantId, id]);
-          return false;
+        const tombstoned = await client.query(TOMBSTONE_ROW, [tenantId, id]);
+        const wasStored = tombstoned.rowCount !== 0;
+        if (!wasStored) {
+          if (!known) return false;
+          await client.query(TOMBSTONE, [tenantId, id]);
         }
         await client.query('DELETE FROM response_items WHERE tenant_id = $1 AND response_id = $2', [tenantId, id]);
-        return true;
+        return wasStored;
       });
     },
     async listInput(tenantId, id, page) {
