@@ -125,12 +125,13 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
   const commands = defineScripts(await connectRedis(config.redis, 'commands', 'gw-web-commands', onRedisError));
   await assertNoEviction(commands);
   const subscriber = await connectRedis(config.redis, 'subscriber', 'gw-web-replies', onRedisError);
+  const queueConnection = await connectRedis(config.redis, 'queues', 'gw-web-queues', onRedisError);
   const repository = await createStore(config.store);
   const replies = new ReplyChannel({ subscriber, commands, keys, instanceId: ulid().toLowerCase(), silenceMs: 2_000, log });
   await replies.start();
   const queues = Array.from({ length: keys.queueShards }, (_, shard) => {
     const queue = new Queue<JobBatch>(REQUEST_QUEUE, {
-      connection: commands,
+      connection: queueConnection,
       prefix: keys.queuePrefix(shard),
       streams: { events: { maxLen: QUEUE_EVENTS_MAX_LEN } },
     });
@@ -190,7 +191,7 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
     metrics,
     defaults: admissionDefaultsOf(env),
   };
-  const batchQueues = new BatchQueues(commands, keys, (error) => log.warn({ err: error }, 'redis connection error'));
+  const batchQueues = new BatchQueues(queueConnection, keys, (error) => log.warn({ err: error }, 'redis connection error'));
   const responses: ResponseRouteDeps = {
     kept,
     queues,
@@ -221,7 +222,7 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
   const { tenantAdmin, keyAdmin } = await accessAdminServices(connections, authenticator, env.OPERATOR_TENANT);
   // Resends only: the worker's outbox drainer queues the deliveries of new events.
   const webhookQueue = new WebhookQueue({
-    connection: commands,
+    connection: queueConnection,
     keys,
     repository,
     retryDelaysMs: parseRetryDelays(env.WEBHOOK_RETRY_DELAYS_MS),
@@ -297,7 +298,7 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
       await boundedWait(batchQueues.close());
       await boundedWait(repository.close());
       await boundedWait(jwt?.close());
-      await closeRedis([commands, subscriber]);
+      await closeRedis([commands, queueConnection, subscriber]);
     },
   };
 }

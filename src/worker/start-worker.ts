@@ -80,6 +80,7 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
   await assertNoEviction(redis);
   const subscriber = await connectRedis(config.redis, 'subscriber', 'gw-worker-cancel', onRedisError);
   const blocking = await connectRedis(config.redis, 'blocking', 'gw-worker-queue', onRedisError);
+  const queueConnection = await connectRedis(config.redis, 'queues', 'gw-worker-queues', onRedisError);
   const providers = traceProviders(
     createProviderRegistry({
       connectTimeoutMs: env.UPSTREAM_CONNECT_TIMEOUT_MS,
@@ -92,10 +93,10 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
   const repository = await createStore(config.store);
   // A request cancelled while its job waits is remembered until the web tier would have given the job up.
   const cancellations = new Cancellations(2 * env.QUEUE_DEADLINE_MS);
-  // Series are kept only where something can read them; the queue handles only count jobs, on the commands connection.
+  // Series are kept only where something can read them; the queue handles only count jobs.
   const registry = env.METRICS_PORT === undefined ? null : createMetricsRegistry();
   const counted = registry
-    ? Array.from({ length: keys.queueShards }, (_, shard) => new Queue(REQUEST_QUEUE, { connection: redis, prefix: keys.queuePrefix(shard) }))
+    ? Array.from({ length: keys.queueShards }, (_, shard) => new Queue(REQUEST_QUEUE, { connection: queueConnection, prefix: keys.queuePrefix(shard) }))
     : [];
   if (registry) registerBacklogGauges(registry, { queues: counted, redis, keys, store: repository });
   const outbox = new Outbox(redis, keys);
@@ -151,7 +152,7 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
   });
   const stopListening = await listenForCancellations(subscriber, keys.cancelChannel, cancellations);
   // Batches run in the capacity live requests leave: their own queue, their own lane of slots.
-  const batchQueues = new BatchQueues(redis, keys, onRedisError);
+  const batchQueues = new BatchQueues(queueConnection, keys, onRedisError);
   const byKindOperations = byKind(operations);
   const runRequest = createRequestRunner(processorDeps);
   const ends = lineEnds(redis, keys);
@@ -210,7 +211,7 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
   const stopFileSweep = startFileSweep({ files: repository.files, intervalMs: env.FILES_SWEEP_INTERVAL_MS, log });
   // Webhook deliveries have their own queue and workers: a slow endpoint never holds up model work.
   const retryDelaysMs = parseRetryDelays(env.WEBHOOK_RETRY_DELAYS_MS);
-  const webhookQueue = new WebhookQueue({ connection: redis, keys, repository, retryDelaysMs, onError: onRedisError });
+  const webhookQueue = new WebhookQueue({ connection: queueConnection, keys, repository, retryDelaysMs, onError: onRedisError });
   const webhookAgent = createWebhookAgent({
     allowPrivate: env.WEBHOOK_ALLOW_PRIVATE_URLS,
     timeoutMs: env.WEBHOOK_TIMEOUT_MS,
@@ -277,7 +278,7 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
       await boundedWait(Promise.all(counted.map((queue) => queue.close())));
       await boundedWait(repository.close());
       await boundedWait(providers.close());
-      await closeRedis([redis, subscriber, blocking]);
+      await closeRedis([redis, queueConnection, subscriber, blocking]);
     },
   };
 }

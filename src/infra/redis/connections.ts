@@ -9,14 +9,19 @@ export type RedisTarget = { kind: 'single'; url: string } | { kind: 'cluster'; n
 
 /**
  * How a connection is used decides its options:
- * - `commands`: request-path commands; no offline queue, so a Redis outage fails fast (503) instead of hanging;
+ * - `commands`: request-path commands, auto-pipelined; no offline queue, so a Redis outage fails fast (503) instead of hanging;
+ * - `queues`: BullMQ's queues (adding, removing, counting jobs), failing fast as `commands` does. BullMQ
+ *   defines ~60 scripts on its connection, and ioredis copies every script defined on a connection into
+ *   each auto-pipeline it makes (one per event-loop turn that sends anything): on `commands` that copy
+ *   cost ~50 µs a turn, a tenth of a completion's CPU;
  * - `subscriber`: the one pub/sub connection of a process;
  * - `blocking`: BullMQ workers, which require `maxRetriesPerRequest: null`.
  */
-export type ConnectionRole = 'commands' | 'subscriber' | 'blocking';
+export type ConnectionRole = 'commands' | 'queues' | 'subscriber' | 'blocking';
 
 const OPTIONS: Record<ConnectionRole, RedisOptions> = {
   commands: { enableOfflineQueue: false, enableAutoPipelining: true, maxRetriesPerRequest: 1 },
+  queues: { enableOfflineQueue: false, maxRetriesPerRequest: 1 },
   subscriber: { enableOfflineQueue: true, maxRetriesPerRequest: null },
   blocking: { maxRetriesPerRequest: null },
 };
