@@ -1,5 +1,4 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { VARIABLE_KEY_SCRIPTS } from './script-files.ts';
 
 /** A connection to one Redis or to a Redis Cluster; every key a command or script names is in one slot. */
 export type RedisClient = Redis | Cluster;
@@ -40,7 +39,6 @@ export async function connectRedis(target: RedisTarget, role: ConnectionRole, na
           lazyConnect: true,
           enableOfflineQueue: enableOfflineQueue ?? true,
           enableAutoPipelining: enableAutoPipelining ?? false,
-          autoPipeliningIgnoredCommands: [...VARIABLE_KEY_SCRIPTS],
           shardedSubscribers: role === 'subscriber',
           // A restarted master comes back at its address; reconnect to it rather than wait for a MOVED.
           clusterNodeRetryStrategy: (times) => Math.min(100 * times, 2_000),

@@ -1,6 +1,29 @@
 import type { RedisClient } from './connections.ts';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { SCRIPT_FILES, type ScriptName } from './script-files.ts';
+
+/**
+ * The Lua scripts of src/infra/redis/scripts/ by name, as `<name>-<numberOfKeys>.lua` (`-n`: the caller
+ * passes the count first).
+ */
+export const SCRIPT_FILES = {
+  admit: 'admit-n.lua',
+  finishRequest: 'finish-request-n.lua',
+  outboxTake: 'outbox-take-2.lua',
+  outboxRelease: 'outbox-release-2.lua',
+  budgetSettle: 'budget-settle-n.lua',
+  budgetPeek: 'budget-peek-n.lua',
+  budgetSeed: 'budget-seed-1.lua',
+  creditTopUp: 'credit-top-up-1.lua',
+  idempotencyComplete: 'idempotency-complete-1.lua',
+  idempotencyRelease: 'idempotency-release-1.lua',
+  responseStart: 'response-start-1.lua',
+  responseCancel: 'response-cancel-1.lua',
+  responseKeep: 'response-keep-1.lua',
+} as const;
+
+/** The name a script is defined under on a client (`redis.admit(…)`). */
+export type ScriptName = keyof typeof SCRIPT_FILES;
 
 /** An ioredis client (one Redis or a cluster) with the gateway's scripts defined on it. */
 export type ScriptedRedis<Client extends RedisClient = RedisClient> = Client & Record<ScriptName, (...args: Array<string | number>) => Promise<unknown>>;
@@ -20,13 +43,30 @@ export function scriptSource(file: string, included = new Set<string>()): string
   });
 }
 
-/** Defines every script on the client (EVALSHA with EVAL fallback, done by ioredis). */
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('NOSCRIPT');
+}
+
+/**
+ * Defines every script on the client as a method that sends EVALSHA, and EVAL when the server
+ * does not know the script (first use, or a Redis that restarted). Not through ioredis's
+ * `defineCommand`: ioredis copies every script so defined into each auto-pipeline it makes, one
+ * per event-loop turn that sends a command. Sent as EVALSHA, a script is routed on a cluster by
+ * its first key, as any command is.
+ */
 export function defineScripts<Client extends RedisClient>(redis: Client): ScriptedRedis<Client> {
   for (const [name, file] of Object.entries(SCRIPT_FILES)) {
     if (name in redis) continue;
     const count = /-(\d+|n)\.lua$/.exec(file)?.[1];
     const lua = scriptSource(file);
-    redis.defineCommand(name, count === 'n' ? { lua } : { numberOfKeys: Number(count), lua });
+    const sha = createHash('sha1').update(lua).digest('hex');
+    // A script of a fixed key count is called without it; one of `-n` gets it first from its caller.
+    const fixed = count === 'n' ? [] : [Number(count)];
+    const run = (...args: Array<string | number>): Promise<unknown> => {
+      const sent = [...fixed, ...args];
+      return redis.call('evalsha', sha, ...sent).catch((error: unknown) => (isNoScript(error) ? redis.call('eval', lua, ...sent) : Promise.reject(error)));
+    };
+    Object.assign(redis, { [name]: run });
   }
   return redis as ScriptedRedis<Client>;
 }
