@@ -19,3 +19,16 @@ export type PiiDetector = (text: string) => PiiFinding[];
 export function finding(category: PiiCategory, text: string, start: number, end: number): PiiFinding {
   return { category, start, end, value: text.slice(start, end) };
 }
+
+const NO_MATCHES: readonly RegExpExecArray[] = [];
+
+/**
+ * The matches of a global pattern in a text. Most texts hold none, and `matchAll` copies its
+ * pattern before it searches: a first `test` answers those without the copy.
+ */
+export function matchesOf(pattern: RegExp, text: string): Iterable<RegExpExecArray> {
+  pattern.lastIndex = 0;
+  if (!pattern.test(text)) return NO_MATCHES;
+  pattern.lastIndex = 0;
+  return text.matchAll(pattern);
+}

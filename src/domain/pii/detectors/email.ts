@@ -1,4 +1,4 @@
-import { finding, type PiiFinding } from '../types.ts';
+import { finding, matchesOf, type PiiFinding } from '../types.ts';
 
 // Local part per RFC 5322's common subset; the domain needs a dot and an alphabetic TLD.
 const EMAIL =
@@ -11,7 +11,7 @@ const FILE_EXTENSIONS = new Set(['png', 'jpg', 'jpeg', 'gif', 'svg', 'webp', 'bm
 export function detectEmails(text: string): PiiFinding[] {
   const found: PiiFinding[] = [];
   if (!text.includes('@')) return found;
-  for (const match of text.matchAll(EMAIL)) {
+  for (const match of matchesOf(EMAIL, text)) {
     const tld = (match[1] ?? '').toLowerCase();
     if (FILE_EXTENSIONS.has(tld)) continue;
     found.push(finding('email', text, match.index, match.index + match[0].length));

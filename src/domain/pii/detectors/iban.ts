@@ -1,5 +1,5 @@
 import { electronicFormatIBAN, isValidIBAN } from 'ibantools';
-import { finding, type PiiFinding } from '../types.ts';
+import { finding, matchesOf, type PiiFinding } from '../types.ts';
 
 // Electronic form, or the print form in groups of four separated by single spaces (or dashes).
 const CONTIGUOUS = /(?<![A-Za-z0-9])[A-Z]{2}\d{2}[A-Z0-9]{11,30}(?![A-Za-z0-9])/g;
@@ -26,10 +26,10 @@ function longestValid(raw: string): string | null {
 /** IBANs of every country ibantools knows, checked for length, BBAN format and the mod-97 checksum. */
 export function detectIbans(text: string): PiiFinding[] {
   const found: PiiFinding[] = [];
-  for (const match of text.matchAll(CONTIGUOUS)) {
+  for (const match of matchesOf(CONTIGUOUS, text)) {
     if (isIban(match[0])) found.push(finding('iban', text, match.index, match.index + match[0].length));
   }
-  for (const match of text.matchAll(GROUPED)) {
+  for (const match of matchesOf(GROUPED, text)) {
     const valid = longestValid(match[0]);
     if (valid !== null) found.push(finding('iban', text, match.index, match.index + valid.length));
   }

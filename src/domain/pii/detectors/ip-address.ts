@@ -1,5 +1,5 @@
 import { isIPv6 } from 'node:net';
-import { finding, type PiiFinding } from '../types.ts';
+import { finding, matchesOf, type PiiFinding } from '../types.ts';
 
 const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
 // A dotted quad not inside a longer dotted run (10.0.19045.2965) nor glued to a word (v1.2.3.4, Chrome/124.0.0.0).
@@ -16,8 +16,8 @@ function isIpv6Address(candidate: string): boolean {
 /** IPv4 addresses with valid octets (no leading zeros) and IPv6 addresses in any valid notation. */
 export function detectIpAddresses(text: string): PiiFinding[] {
   const found: PiiFinding[] = [];
-  for (const match of text.matchAll(IPV4)) found.push(finding('ip_address', text, match.index, match.index + match[0].length));
-  for (const match of text.matchAll(IPV6_CANDIDATE)) {
+  for (const match of matchesOf(IPV4, text)) found.push(finding('ip_address', text, match.index, match.index + match[0].length));
+  for (const match of matchesOf(IPV6_CANDIDATE, text)) {
     if (isIpv6Address(match[0])) found.push(finding('ip_address', text, match.index, match.index + match[0].length));
   }
   return found;

@@ -1,4 +1,4 @@
-import { finding, type PiiFinding } from '../types.ts';
+import { finding, matchesOf, type PiiFinding } from '../types.ts';
 import { luhnValid } from './luhn.ts';
 
 // Card numbers are written without separators or in 4-digit groups (Amex/Diners: 4-6-5 / 4-6-4).
@@ -27,7 +27,7 @@ export function isCardNumber(digits: string): boolean {
 
 function grouped(text: string, pattern: RegExp): PiiFinding[] {
   const found: PiiFinding[] = [];
-  for (const match of text.matchAll(pattern)) {
+  for (const match of matchesOf(pattern, text)) {
     const raw = match[0];
     if (isCardNumber(raw.replace(/\D/g, ''))) {
       found.push(finding('payment_card', text, match.index, match.index + raw.length));
@@ -45,7 +45,7 @@ function grouped(text: string, pattern: RegExp): PiiFinding[] {
 /** Payment card numbers: 13–19 digits, contiguous or grouped with spaces or dashes, issuer- and Luhn-checked. */
 export function detectPaymentCards(text: string): PiiFinding[] {
   const found: PiiFinding[] = [];
-  for (const match of text.matchAll(CONTIGUOUS)) {
+  for (const match of matchesOf(CONTIGUOUS, text)) {
     if (isCardNumber(match[0])) found.push(finding('payment_card', text, match.index, match.index + match[0].length));
   }
   return [...found, ...grouped(text, FOUR_GROUPED), ...grouped(text, AMEX_GROUPED)];

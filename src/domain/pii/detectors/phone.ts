@@ -1,5 +1,5 @@
 import { parsePhoneNumberFromString, type PhoneNumber } from 'libphonenumber-js/max';
-import { finding, type PiiFinding } from '../types.ts';
+import { finding, matchesOf, type PiiFinding } from '../types.ts';
 
 // With a country code (`+` or the `00` international prefix): digit groups separated by spaces, dots, dashes, parentheses.
 const INTERNATIONAL = /(?<![\w+#/@$]|\d[.,])(?:\+|00)[1-9](?:[\s.-]?(?:\(\d{1,4}\)|\d)){5,19}/g;
@@ -66,7 +66,7 @@ function bestInternational(raw: string, parse: Parser): string | null {
 
 function international(text: string, parse: Parser): PiiFinding[] {
   const found: PiiFinding[] = [];
-  for (const match of text.matchAll(INTERNATIONAL)) {
+  for (const match of matchesOf(INTERNATIONAL, text)) {
     const valid = bestInternational(match[0], parse);
     if (valid === null) continue;
     const end = match.index + valid.length;
@@ -77,7 +77,7 @@ function international(text: string, parse: Parser): PiiFinding[] {
 
 function national(text: string, parse: Parser): PiiFinding[] {
   const found: PiiFinding[] = [];
-  for (const match of text.matchAll(NATIONAL)) {
+  for (const match of matchesOf(NATIONAL, text)) {
     const raw = match[0];
     if (/^\d+$/.test(raw) && !CUE.test(text.slice(Math.max(0, match.index - 40), match.index))) continue;
     if (parse(raw) !== undefined) found.push(finding('phone', text, match.index, match.index + raw.length));

@@ -1,4 +1,4 @@
-import { finding, type PiiFinding } from '../types.ts';
+import { finding, matchesOf, type PiiFinding } from '../types.ts';
 
 /** Provider key formats; each needs a letter and a digit in its body so that placeholders like `sk-your-key-here` do not count. */
 const TOKEN_PATTERNS: readonly RegExp[] = [
@@ -41,9 +41,9 @@ function isJwt(token: string): boolean {
 /** PEM private key blocks, BEGIN to END, or BEGIN and its base64 lines when the END line is missing. */
 function privateKeyBlocks(text: string): PiiFinding[] {
   const found: PiiFinding[] = [];
-  const ends = [...text.matchAll(PEM_END)];
+  const ends = [...matchesOf(PEM_END, text)];
   let next = 0;
-  for (const begin of text.matchAll(PEM_BEGIN)) {
+  for (const begin of matchesOf(PEM_BEGIN, text)) {
     const bodyStart = begin.index + begin[0].length;
     // BEGINs come in text order, so the first END after each is found in one pass over the ENDs.
     while (next < ends.length && ends[next]!.index < bodyStart) next++;
@@ -63,15 +63,15 @@ function privateKeyBlocks(text: string): PiiFinding[] {
 export function detectSecrets(text: string): PiiFinding[] {
   const found: PiiFinding[] = [];
   for (const pattern of TOKEN_PATTERNS) {
-    for (const match of text.matchAll(pattern)) {
+    for (const match of matchesOf(pattern, text)) {
       if (looksGenerated(match[0])) found.push(finding('secret', text, match.index, match.index + match[0].length));
     }
   }
-  for (const match of text.matchAll(AWS_SECRET)) {
+  for (const match of matchesOf(AWS_SECRET, text)) {
     const start = match.index + match[0].length - (match[1] ?? '').length;
     found.push(finding('secret', text, start, match.index + match[0].length));
   }
-  for (const match of text.matchAll(JWT)) {
+  for (const match of matchesOf(JWT, text)) {
     if (isJwt(match[0])) found.push(finding('secret', text, match.index, match.index + match[0].length));
   }
   return [...found, ...privateKeyBlocks(text)];

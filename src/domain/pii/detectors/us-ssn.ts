@@ -1,4 +1,4 @@
-import { finding, type PiiFinding } from '../types.ts';
+import { finding, matchesOf, type PiiFinding } from '../types.ts';
 
 const DASHED = /(?<![\w-]|\d[ -])(\d{3})([- ])(\d{2})\2(\d{4})(?![\w-]|[ -]\d)/g;
 const CONTIGUOUS = /(?<![\w-])(\d{3})(\d{2})(\d{4})(?![\w-])/g;
@@ -14,10 +14,10 @@ export function isSsn(area: string, group: string, serial: string): boolean {
 /** US social security numbers: `123-45-6789`, `123 45 6789`, or nine digits right after "SSN". */
 export function detectUsSsns(text: string): PiiFinding[] {
   const found: PiiFinding[] = [];
-  for (const match of text.matchAll(DASHED)) {
+  for (const match of matchesOf(DASHED, text)) {
     if (isSsn(match[1] ?? '', match[3] ?? '', match[4] ?? '')) found.push(finding('us_ssn', text, match.index, match.index + match[0].length));
   }
-  for (const match of text.matchAll(CONTIGUOUS)) {
+  for (const match of matchesOf(CONTIGUOUS, text)) {
     if (!isSsn(match[1] ?? '', match[2] ?? '', match[3] ?? '')) continue;
     if (CUE.test(text.slice(Math.max(0, match.index - 40), match.index))) found.push(finding('us_ssn', text, match.index, match.index + 9));
   }
