@@ -1,5 +1,5 @@
 /** API key secrets: generation and the one hash the store and the web tier agree on. */
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { ulid } from 'ulid';
 
 /** Prefix of every secret, so a leaked key is recognisable by secret scanners. */
@@ -12,9 +12,9 @@ export interface GeneratedApiKey {
   secretHash: string;
 }
 
-/** SHA-256 (hex) of the whole secret string, prefix included. */
+/** SHA-256 (hex) of the whole secret string, prefix included; one-shot, as every request's key is hashed (half the cost of a Hash object). */
 export function hashApiKeySecret(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return hash('sha256', secret, 'hex');
 }
 
 /** Makes a key id (`key_<ulid>`) and a 256-bit secret (`gwk_<base64url>`) with its hash. */
