@@ -91,7 +91,14 @@ async function finish(deps: ProcessorDeps, ctx: RequestRun, ending: Ending): Pro
   const kept = ctx.runner.keep?.(ctx.data, { status: ending.status, final: ending.final, error: ending.error, usage }) ?? null;
   const requestEnding: RequestEnding = {
     outbox: { key: usageEntry.key, records },
-    settlement: deps.ledger.settlement(record.tenantId, record.requestId, ctx.data.budgetKeys, record.costMicros),
+    // A batch line's marker is also how its batch knows it ended (line-ends.ts): it keeps the day's lifetime.
+    settlement: deps.ledger.settlement(
+      record.tenantId,
+      record.requestId,
+      ctx.data.budgetKeys,
+      record.costMicros,
+      ctx.data.batch ? undefined : ctx.publisher.finalTtlMs,
+    ),
     // A charged or successful request keeps its key (retries replay it); an uncharged failure frees it for a retry.
     claim: claim ? { key: claim, action: record.status === 'succeeded' || record.costMicros > 0 ? 'complete' : 'release' } : null,
     state: kept ? keptState(deps, ctx.data, kept) : null,

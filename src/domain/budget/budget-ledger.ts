@@ -175,14 +175,21 @@ export class BudgetLedger {
     return (await budgetSettle(this.#redis, this.settlement(tenantId, requestId, keys, actualMicros))) ? 'settled' : 'already_settled';
   }
 
-  /** The settlement of a reservation made with `keys`, for a script that settles it with other writes (the worker's last call). */
-  settlement(tenantId: string, requestId: string, keys: readonly string[], actualMicros: number): Settlement {
+  /**
+   * The settlement of a reservation made with `keys`, for a script that settles it with other writes
+   * (the worker's last call). Its marker guards the counters against a second charge for a day; a
+   * reservation in no counter (the queue's alone) has nothing to charge twice, and its marker lives
+   * `uncountedMarkerTtlMs`: as long as what else tells a re-run that the request ended (its events).
+   * One marker a request for a day was ~500 bytes of Redis a request.
+   */
+  settlement(tenantId: string, requestId: string, keys: readonly string[], actualMicros: number, uncountedMarkerTtlMs = SETTLED_MARKER_TTL_MS): Settlement {
     assertMicros(actualMicros, 'actualMicros');
     if (keys.length % 2 !== 1 || keys[0] !== this.#keys.outstanding(tenantId)) {
       throw new Error(`Settlement keys of request '${requestId}' are not those of tenant '${tenantId}'`);
     }
     const lastIsCredit = keys.length >= 3 && keys[keys.length - 2] === this.#keys.credit(tenantId);
-    return { marker: this.#keys.settled(tenantId, requestId), keys, requestId, actualMicros, markerTtlMs: SETTLED_MARKER_TTL_MS, lastIsCredit };
+    const markerTtlMs = keys.length > 1 ? SETTLED_MARKER_TTL_MS : Math.min(uncountedMarkerTtlMs, SETTLED_MARKER_TTL_MS);
+    return { marker: this.#keys.settled(tenantId, requestId), keys, requestId, actualMicros, markerTtlMs, lastIsCredit };
   }
 
   /** The tenant's budgets (of the policies given) and credit account now, expired reservations left out. */

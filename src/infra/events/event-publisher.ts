@@ -56,6 +56,11 @@ export class EventPublisher {
     this.#seq = options.lastSeq;
   }
 
+  /** How long the request's events live once it ended. */
+  get finalTtlMs(): number {
+    return this.#finalTtlMs;
+  }
+
   /** Sequence number of the last event emitted. */
   get lastSeq(): number {
     return this.#seq;

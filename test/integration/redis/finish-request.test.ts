@@ -170,3 +170,31 @@ describe('finishRequest', () => {
     expect(await redis.lrange(outbox.key, 0, -1)).toEqual(['response', 'usage', 'usage']);
   });
 });
+
+describe('the settled marker', () => {
+  const markerTtl = async (budgetKeys: string[], uncountedMarkerTtlMs: number) => {
+    const settlement = ledger.settlement(tenant, requestId, budgetKeys, 300, uncountedMarkerTtlMs);
+    await finishRequest(redis, {
+      streamKey: keys.events(tenant, requestId),
+      ttlMs: 60_000,
+      events: events(1),
+      settlement,
+      claim: null,
+      inline: null,
+      state: null,
+    });
+    return redis.pttl(keys.settled(tenant, requestId));
+  };
+
+  it('guards budget counters against a second charge for a day', async () => {
+    expect(await markerTtl(await reservedKeys(), 60_000)).toBeGreaterThan(23 * 3_600_000);
+  });
+
+  it('of a reservation in the queue alone, with nothing to charge twice, lives as long as the events that tell a re-run it ended', async () => {
+    await redis.zadd(keys.outstanding(tenant), Date.now() + 60_000, requestId);
+    const ttl = await markerTtl([keys.outstanding(tenant)], 60_000);
+    expect(ttl).toBeGreaterThan(50_000);
+    expect(ttl).toBeLessThanOrEqual(60_000);
+    expect(await redis.zcard(keys.outstanding(tenant))).toBe(0);
+  });
+});
