@@ -101,7 +101,8 @@ interface Group {
   queue: Queue<JobBatch>;
   pending: Pending[];
   adding: number;
-  timer: NodeJS.Timeout | null;
+  /** Cancels the flush scheduled for the first request of the idle group, while one is. */
+  cancelFlush: (() => void) | null;
 }
 
 /**
@@ -135,7 +136,7 @@ export class JobBatcher {
     if (!group) {
       const queue = this.#queues[shard];
       if (!queue) throw new Error(`no queue for shard ${shard}`);
-      group = { shard, queue, pending: [], adding: 0, timer: null };
+      group = { shard, queue, pending: [], adding: 0, cancelFlush: null };
       this.#groups.set(name, group);
     }
     const added = new Promise<QueuedBatch>((resolve, reject) => group.pending.push({ job, onAbandoned, priority, resolve, reject }));
@@ -145,14 +146,21 @@ export class JobBatcher {
 
   #schedule(name: string, group: Group): void {
     if (group.pending.length >= this.#policy.maxBatch) return this.#flush(name, group);
-    if (group.adding > 0 || group.timer) return;
-    if (this.#policy.windowMs === 0) return this.#flush(name, group);
-    group.timer = setTimeout(() => this.#flush(name, group), this.#policy.windowMs);
+    if (group.adding > 0 || group.cancelFlush) return;
+    // Without a window, the first request of an idle group still waits for the requests read in the
+    // same turn of the event loop (a busy web process reads many at once): they share its job.
+    if (this.#policy.windowMs === 0) {
+      const immediate = setImmediate(() => this.#flush(name, group));
+      group.cancelFlush = () => clearImmediate(immediate);
+    } else {
+      const timer = setTimeout(() => this.#flush(name, group), this.#policy.windowMs);
+      group.cancelFlush = () => clearTimeout(timer);
+    }
   }
 
   #flush(name: string, group: Group): void {
-    if (group.timer) clearTimeout(group.timer);
-    group.timer = null;
+    group.cancelFlush?.();
+    group.cancelFlush = null;
     const members = group.pending.splice(0, this.#policy.maxBatch);
     if (members.length === 0) {
       if (group.adding === 0) this.#groups.delete(name);
@@ -178,7 +186,7 @@ export class JobBatcher {
         group.adding--;
         // Those that arrived meanwhile have waited one round trip already: they go now.
         if (group.pending.length > 0) this.#flush(name, group);
-        else if (group.adding === 0 && !group.timer) this.#groups.delete(name);
+        else if (group.adding === 0 && !group.cancelFlush) this.#groups.delete(name);
       });
   }
 }
