@@ -34,6 +34,7 @@ import {
   type SeqResult,
   type SideResult,
 } from './one-core-report.ts';
+import { settingsOrExit } from './settings-or-exit.ts';
 
 const CHECKOUT = fileURLToPath(new URL('../', import.meta.url));
 const SEQ_WARMUP = 100;
@@ -76,14 +77,7 @@ function readSettings(): RunSettings & { json: boolean } {
   };
 }
 
-const settings = (() => {
-  try {
-    return readSettings();
-  } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${USAGE}\n`);
-    process.exit(2);
-  }
-})();
+const settings = settingsOrExit(readSettings, USAGE);
 const G = String(settings.gatewayCpu);
 const C = String(settings.clientCpu);
 // Direct: an upstream's start, the loop and the sequential requests; per side also Redis, the stack and the clean-up.

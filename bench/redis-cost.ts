@@ -21,6 +21,7 @@ import { gatewayHeaders, rateLimitHeader, requestBody, startAllFeaturesStack } f
 import { CleanupStack, runBench } from './cleanup-stack.ts';
 import { sideLogsReport, summariseLogs } from './child-logs.ts';
 import { formatReport, toJson, type Mode, type ModeResult, type RunSettings, type SideResult } from './redis-cost-report.ts';
+import { settingsOrExit } from './settings-or-exit.ts';
 
 const CHECKOUT = fileURLToPath(new URL('../', import.meta.url));
 
@@ -56,14 +57,7 @@ function readSettings(): RunSettings & { base: string; json: boolean } {
 
 const USAGE = 'usage: node bench/redis-cost.ts [--base REV|none] [--conns N] [--dur S] [--warm S] [--modes json,sse] [--json]';
 
-const settings = (() => {
-  try {
-    return readSettings();
-  } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${USAGE}\n`);
-    process.exit(2);
-  }
-})();
+const settings = settingsOrExit(readSettings, USAGE);
 // Per side: a private Redis and the stack's start (each bounded), the modes, and the clean-up.
 const budgetMs = (30 + (settings.base === 'none' ? 1 : 2) * (90 + settings.modes.length * (settings.warmS + settings.durS + 20))) * 1000;
 

@@ -32,6 +32,7 @@ import { RssSampler } from './rss-sampler.ts';
 import { summariseLogs } from './child-logs.ts';
 import type { GatewayProcess } from '../test/helpers/gateway-processes.ts';
 import { PROCESSES, formatSummary, headerLine, sampleLine, toJson, type ProcessName, type Sample, type Settings } from './stream-hold-report.ts';
+import { settingsOrExit } from './settings-or-exit.ts';
 
 const PACED_MODEL = 'bench-paced';
 const USAGE = 'usage: node bench/stream-hold.ts [--streams 256] [--minutes 10] [--chunk-ms 200] [--chunks 50] [--json]';
@@ -62,14 +63,7 @@ function readSettings(): Settings {
   return { streams: int('streams'), minutes: int('minutes'), chunkMs, chunks, warmS, json: values.json === true };
 }
 
-const settings = (() => {
-  try {
-    return readSettings();
-  } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${USAGE}\n`);
-    process.exit(2);
-  }
-})();
+const settings = settingsOrExit(readSettings, USAGE);
 const streamMs = settings.chunks * settings.chunkMs;
 // Start-up, the load, the drain of the last streams, the clean-up.
 const budgetMs = (240 + settings.minutes * 60 + (3 * streamMs) / 1000) * 1000;
