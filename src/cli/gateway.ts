@@ -25,14 +25,18 @@ import {
   listKeysCommand,
   migrateCommand,
   parseExpiresAt,
+  parseKeyLimits,
   parseRole,
   revokeKeyCommand,
+  updateKeyLimitsCommand,
   type CliOutput,
 } from './commands.ts';
 
 const USAGE = `Usage:
   gateway tenants create <tenant> [--name <display name>]
   gateway keys create --tenant <tenant> --role <admin|developer|app|auditor> [--name <name>] [--expires-at <ISO 8601>]
+                      [--rpm <n>] [--tpm <n>] [--max-concurrent <n>]
+  gateway keys update <key-id> [--rpm <n|none>] [--tpm <n|none>] [--max-concurrent <n|none>]
   gateway keys revoke <key-id>
   gateway keys list --tenant <tenant>
   gateway prompts create <name> --tenant <tenant> --file <version.json> [--activate]
@@ -48,7 +52,7 @@ const USAGE = `Usage:
   gateway migrate
 
 The store is DATABASE_URL (PostgreSQL) or MONGODB_URI (MongoDB, wins when both are set).
-REDIS_URL (optional) lets prompt activations and key revocations reach every web process at once;
+REDIS_URL (optional) lets prompt activations and key revocations and updates reach every web process at once;
 CATALOG (optional) checks a prompt's model against the catalog.
 Budgets, credits and plans need REDIS_URL: they take effect through Redis.
 Amounts are integer micro-units of the tenant's currency (1,000,000 = 1.00).
@@ -71,6 +75,7 @@ const OPTIONS = {
   'key-rpm': { type: 'string' },
   'key-tpm': { type: 'string' },
   'max-queued': { type: 'string' },
+  'max-concurrent': { type: 'string' },
   mode: { type: 'string' },
   critical: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -92,6 +97,7 @@ const STRING_OPTIONS = [
   'key-rpm',
   'key-tpm',
   'max-queued',
+  'max-concurrent',
   'mode',
   'critical',
 ] as const;
@@ -125,12 +131,23 @@ const COMMANDS: readonly CommandSpec[] = [
   {
     words: 'keys create',
     args: 0,
-    options: ['tenant', 'role', 'name', 'expires-at'],
+    options: ['tenant', 'role', 'name', 'expires-at', 'rpm', 'tpm', 'max-concurrent'],
     build: (_args, options) => {
       const tenant = required(options, 'tenant');
       const role = parseRole(required(options, 'role'));
       const expiresAt = options['expires-at'] === undefined ? null : parseExpiresAt(options['expires-at']);
-      return (ctx, io) => createKeyCommand(ctx, tenant, role, { name: options.name || null, expiresAt }, io);
+      const limits = parseKeyLimits(options, false);
+      return (ctx, io) => createKeyCommand(ctx, tenant, role, { name: options.name || null, expiresAt, limits }, io);
+    },
+  },
+  {
+    words: 'keys update',
+    args: 1,
+    options: ['rpm', 'tpm', 'max-concurrent'],
+    build: ([keyId = ''], options) => {
+      const limits = parseKeyLimits(options, true);
+      if (Object.keys(limits).length === 0) throw new UsageError("'keys update' needs --rpm, --tpm or --max-concurrent.");
+      return (ctx, io) => updateKeyLimitsCommand(ctx, keyId, limits, io);
     },
   },
   {

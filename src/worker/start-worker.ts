@@ -42,6 +42,7 @@ import { startBatchSupervisor } from './batches/batch-supervisor.ts';
 import { startFileSweep } from './file-sweep.ts';
 import { PromptCache } from '../domain/prompts/prompt-cache.ts';
 import { TenantSettingsCache } from '../domain/tenants/tenant-settings.ts';
+import { KeyLimitsCache } from '../domain/access/key-limits-cache.ts';
 import { KeptResponses } from '../infra/responses/kept-responses.ts';
 import { admissionDefaultsOf, createAdmission } from '../domain/admission/admission-ports.ts';
 
@@ -156,6 +157,8 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
   const byKindOperations = byKind(operations);
   const runRequest = createRequestRunner(processorDeps);
   const ends = lineEnds(redis, keys);
+  // The worker hears no invalidations: a key's changed limits reach its batch lines within the settings' TTL, as a changed plan does.
+  const keyLimits = new KeyLimitsCache(repository.apiKeys, env.SETTINGS_CACHE_TTL_MS);
   const batchProcessor = createBatchProcessor({
     segment: {
       batches: repository.batches,
@@ -168,6 +171,7 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
           responses: new KeptResponses(states, repository.responses),
         },
         settings: new TenantSettingsCache(repository, env.PII_DEFAULT_MODE, env.SETTINGS_CACHE_TTL_MS),
+        keyLimits: (tenantId, keyId) => keyLimits.get(tenantId, keyId),
         admission: createAdmission(redis, keys, processorDeps.ledger, log),
         audit: (event) => outbox.push(event.tenantId, { kind: 'audit', event }),
         defaults: admissionDefaultsOf(env),

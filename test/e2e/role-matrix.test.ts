@@ -180,6 +180,17 @@ const ENDPOINTS: Record<string, Endpoint> = {
   'PATCH /internal/v1/tenants/{tenant}': { method: 'PATCH', path: `/internal/v1/tenants/${TARGET}`, body: { name: 'Target Co' }, ok: 200 },
   'POST /internal/v1/keys': { method: 'POST', path: '/internal/v1/keys', body: { role: 'app', name: 'matrix' }, ok: 201 },
   'GET /internal/v1/keys': { method: 'GET', path: '/internal/v1/keys', ok: 200 },
+  'PATCH /internal/v1/keys/{id}': {
+    method: 'PATCH',
+    path: '/internal/v1/keys/{id}',
+    body: { rpm: 100 },
+    ok: 200,
+    prepare: async (tenant) => {
+      const created = await call(gateway.origin, keys[tenant].admin, 'POST', '/internal/v1/keys', { role: 'app' });
+      expect(created.status).toBe(201);
+      return { path: `/internal/v1/keys/${created.body.id as string}` };
+    },
+  },
   'DELETE /internal/v1/keys/{id}': {
     method: 'DELETE',
     path: '/internal/v1/keys/{id}',
@@ -325,6 +336,7 @@ const MATRIX: Array<[EndpointName, Outcome, Outcome, Outcome, Outcome, Outcome, 
   ['PATCH /internal/v1/tenants/{tenant}', N, N, N, N, Y, N, N, N],
   ['POST /internal/v1/keys', Y, N, N, N, Y, N, N, N],
   ['GET /internal/v1/keys', Y, N, N, N, Y, N, N, N],
+  ['PATCH /internal/v1/keys/{id}', Y, N, N, N, Y, N, N, N],
   ['DELETE /internal/v1/keys/{id}', Y, N, N, N, Y, N, N, N],
   ['POST /internal/v1/webhooks', Y, N, N, N, Y, N, N, N],
   ['GET /internal/v1/webhooks', Y, N, N, N, Y, N, N, N],

@@ -125,6 +125,9 @@ describe('keys', () => {
       created_at: expect.any(String),
       expires_at: null,
       revoked_at: null,
+      rpm: null,
+      tpm: null,
+      max_concurrent: null,
       secret: expect.stringMatching(/^gwk_/),
     });
     admin = { id: created.body.id, secret: created.body.secret };
@@ -144,7 +147,19 @@ describe('keys', () => {
     expect(listed.status).toBe(200);
     expect(listed.body.data.map((key: { id: string }) => key.id)).toEqual([admin.id, app.id]);
     for (const key of listed.body.data)
-      expect(Object.keys(key).sort()).toEqual(['created_at', 'expires_at', 'id', 'name', 'object', 'revoked_at', 'role', 'tenant']);
+      expect(Object.keys(key).sort()).toEqual([
+        'created_at',
+        'expires_at',
+        'id',
+        'max_concurrent',
+        'name',
+        'object',
+        'revoked_at',
+        'role',
+        'rpm',
+        'tenant',
+        'tpm',
+      ]);
     const text = JSON.stringify(listed.body);
     expect(text).not.toContain(app.secret);
     expect(text).not.toContain(admin.secret);

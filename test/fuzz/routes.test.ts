@@ -471,6 +471,7 @@ const ROUTES: Route[] = [
   { method: 'PATCH', path: pathParam.map((tenant) => `/internal/v1/tenants/${tenant}`), key: 'operator', body: { name: 'Renamed' } },
   { method: 'POST', path: fc.constant('/internal/v1/keys'), key: 'admin', body: { role: 'app', name: 'fuzz', expires_at: '2099-01-01T00:00:00Z' } },
   { method: 'GET', path: query.map((q) => `/internal/v1/keys${q}`), key: 'admin', body: null },
+  { method: 'PATCH', path: pathParam.map((id) => `/internal/v1/keys/${id}`), key: 'admin', body: { rpm: 60, tpm: 1000, max_concurrent: 2 } },
   { method: 'DELETE', path: pathParam.map((id) => `/internal/v1/keys/${id}`), key: 'admin', body: null },
   { method: 'PUT', path: fc.constant('/internal/v1/pii-policy'), key: 'admin', body: { mode: 'mask', critical: ['email'] } },
   { method: 'GET', path: fc.constant('/internal/v1/pii-policy'), key: 'admin', body: null },

@@ -100,7 +100,7 @@ describe('gateway CLI (PostgreSQL)', () => {
 
     const before = await run('keys', 'list', '--tenant', 'revoker');
     expect(before.code).toBe(0);
-    expect(before.stdout).toMatch(new RegExp(`^${keyId}\\s+app\\s+\\S+Z\\s+-\\s+-\\s+-$`, 'm'));
+    expect(before.stdout).toMatch(new RegExp(`^${keyId}\\s+app\\s+\\S+Z\\s+-\\s+-\\s+-\\s+-\\s+-\\s+-$`, 'm'));
     expect(before.stdout).not.toContain(secret);
     expect(before.stdout).not.toContain(hashApiKeySecret(secret));
 
@@ -108,7 +108,7 @@ describe('gateway CLI (PostgreSQL)', () => {
     const revoked = await sql.query('SELECT revoked_at FROM api_keys WHERE id = $1', [keyId]);
     expect(revoked.rows[0]?.revoked_at).toBeInstanceOf(Date);
     const after = await run('keys', 'list', '--tenant', 'revoker');
-    expect(after.stdout).toMatch(new RegExp(`^${keyId}\\s+app\\s+\\S+Z\\s+\\S+Z\\s+-\\s+-$`, 'm'));
+    expect(after.stdout).toMatch(new RegExp(`^${keyId}\\s+app\\s+\\S+Z\\s+\\S+Z\\s+-\\s+-\\s+-\\s+-\\s+-$`, 'm'));
   });
 
   it('keys create takes a name and an expiry in the future, and keys list shows them', async () => {
@@ -116,12 +116,44 @@ describe('gateway CLI (PostgreSQL)', () => {
     const created = await run('keys', 'create', '--tenant', 'named-co', '--role', 'app', '--name', 'nightly job', '--expires-at', '2099-01-31T00:00:00Z');
     expect(created.code).toBe(0);
     const listed = await run('keys', 'list', '--tenant', 'named-co');
-    expect(listed.stdout).toMatch(/^key_\S+\s+app\s+\S+Z\s+-\s+2099-01-31T00:00:00\.000Z\s+nightly job$/m);
+    expect(listed.stdout).toMatch(/^key_\S+\s+app\s+\S+Z\s+-\s+2099-01-31T00:00:00\.000Z\s+-\s+-\s+-\s+nightly job$/m);
     for (const bad of ['2001-01-01T00:00:00Z', 'tomorrow']) {
       const refused = await run('keys', 'create', '--tenant', 'named-co', '--role', 'app', '--expires-at', bad);
       expect(refused).toMatchObject({ code: 2, stdout: '' });
       expect(refused.stderr).toContain(`Invalid --expires-at '${bad}'`);
     }
+  });
+
+  it("keys create takes the key's own limits, keys update changes or clears them, and keys list shows them", async () => {
+    await run('tenants', 'create', 'limits-co');
+    const created = await run('keys', 'create', '--tenant', 'limits-co', '--role', 'app', '--rpm', '5', '--max-concurrent', '2');
+    expect(created.code).toBe(0);
+    const keyId = /^created key (key_[0-9a-z]+)/.exec(created.stderr)?.[1] ?? '';
+    const limits = async () => (await sql.query('SELECT requests_per_minute, tokens_per_minute, max_concurrent FROM api_keys WHERE id = $1', [keyId])).rows[0];
+    expect(await limits()).toEqual({ requests_per_minute: 5, tokens_per_minute: null, max_concurrent: 2 });
+    expect((await run('keys', 'list', '--tenant', 'limits-co')).stdout).toMatch(new RegExp(`^${keyId}\\s+app\\s+\\S+Z\\s+-\\s+-\\s+5\\s+-\\s+2\\s+-$`, 'm'));
+
+    const updated = await run('keys', 'update', keyId, '--rpm', 'none', '--tpm', '1000');
+    expect(updated).toMatchObject({ code: 0, stdout: '' });
+    expect(updated.stderr).toContain(`updated key ${keyId}: rpm -, tpm 1000, max_concurrent 2`);
+    expect(await limits()).toEqual({ requests_per_minute: null, tokens_per_minute: 1000, max_concurrent: 2 });
+    const audit = await sql.query('SELECT action, details FROM audit_events WHERE target = $1 ORDER BY seq', [keyId]);
+    expect(audit.rows.map((row) => [row.action, row.details])).toEqual([
+      ['key.created', { role: 'app', name: null, expires_at: null, rpm: 5, max_concurrent: 2 }],
+      ['key.updated', { rpm: null, tpm: 1000 }],
+    ]);
+
+    for (const args of [
+      ['keys', 'create', '--tenant', 'limits-co', '--role', 'app', '--rpm', '0'],
+      ['keys', 'create', '--tenant', 'limits-co', '--role', 'app', '--tpm', 'none'],
+      ['keys', 'update', keyId, '--max-concurrent', '1.5'],
+      ['keys', 'update', keyId],
+    ]) {
+      const refused = await run(...args);
+      expect(refused, args.join(' ')).toMatchObject({ code: 2, stdout: '' });
+      expect(refused.stderr).toContain('Usage:');
+    }
+    expect(await run('keys', 'update', 'key_nope', '--rpm', '1')).toMatchObject({ code: 1, stderr: "gateway: Key 'key_nope' does not exist.\n" });
   });
 
   it('keys revoke of an unknown key fails with exit 1', async () => {

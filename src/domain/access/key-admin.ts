@@ -1,10 +1,16 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ROLES, TenantNotFoundError, type ApiKeyRecord, type Repository } from '../../infra/store/repository.ts';
+import { ROLES, TenantNotFoundError, type ApiKeyLimits, type ApiKeyRecord, type Repository } from '../../infra/store/repository.ts';
+import { MAX_STORED_INTEGER } from '../../infra/store/limits.ts';
 import { auditEvent, type AuditSink } from '../audit/audit-event.ts';
 import type { Actor } from '../prompts/prompt-admin.ts';
-import { InvalidValueError, ResourceNotFoundError } from '../../errors/gateway-error.ts';
+import { InvalidValueError, MissingRequiredFieldError, ResourceNotFoundError } from '../../errors/gateway-error.ts';
 import { TenantIdSchema } from '../tenants/tenant-id.ts';
 import { generateApiKey } from './api-key-secret.ts';
+
+const KeyLimit = Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: MAX_STORED_INTEGER }), Type.Null()]));
+
+/** A key's own limits as sent: absent leaves one as it is, null clears it back to the plan's (or the default). */
+const KEY_LIMIT_FIELDS = { rpm: KeyLimit, tpm: KeyLimit, max_concurrent: KeyLimit };
 
 /** A new API key as sent; `tenant` (another tenant's) only for the operator tenant's admins. */
 export const KeyInputSchema = Type.Object(
@@ -12,10 +18,38 @@ export const KeyInputSchema = Type.Object(
     role: Type.Union(ROLES.map((role) => Type.Literal(role))),
     name: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()])),
     expires_at: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),
+    ...KEY_LIMIT_FIELDS,
     tenant: Type.Optional(TenantIdSchema),
   },
   { additionalProperties: false },
 );
+
+/** A change of a key's limits as sent: at least one of them. */
+export const KeyLimitsUpdateSchema = Type.Object(KEY_LIMIT_FIELDS, { additionalProperties: false });
+
+/** A key's own limits as sent (the API's body, the CLI's flags). */
+export type KeyLimitsInput = Static<typeof KeyLimitsUpdateSchema>;
+
+/** The limits a body sets, in the store's terms; those it leaves out stay absent. */
+export function keyLimitsOf(input: KeyLimitsInput): Partial<ApiKeyLimits> {
+  const limits: Partial<ApiKeyLimits> = {};
+  if (input.rpm !== undefined) limits.requestsPerMinute = input.rpm;
+  if (input.tpm !== undefined) limits.tokensPerMinute = input.tpm;
+  if (input.max_concurrent !== undefined) limits.maxConcurrent = input.max_concurrent;
+  return limits;
+}
+
+/** The limits a body sent, and only those, as the wire names them: what an audit event records. */
+export function sentKeyLimits(input: KeyLimitsInput): KeyLimitsInput {
+  return Object.fromEntries(
+    Object.entries({ rpm: input.rpm, tpm: input.tpm, max_concurrent: input.max_concurrent }).filter(([, value]) => value !== undefined),
+  );
+}
+
+/** The limits of a key as the wire names them (null: not set). */
+export function keyLimitsJson(limits: ApiKeyLimits) {
+  return { rpm: limits.requestsPerMinute, tpm: limits.tokensPerMinute, max_concurrent: limits.maxConcurrent };
+}
 
 /** What key administration needs; `invalidate` makes every web process forget the tenant's cached keys. */
 export interface KeyAdminDeps {
@@ -45,6 +79,7 @@ export async function createKey(deps: KeyAdminDeps, tenantId: string, input: Sta
       secretHash: generated.secretHash,
       name: input.name ?? null,
       expiresAt,
+      limits: keyLimitsOf(input),
     });
   } catch (error) {
     if (error instanceof TenantNotFoundError) throw new ResourceNotFoundError(`Tenant '${tenantId}'`);
@@ -58,7 +93,7 @@ export async function createKey(deps: KeyAdminDeps, tenantId: string, input: Sta
       target: key.id,
       outcome: 'success',
       requestId: by.requestId,
-      details: { role: key.role, name: key.name, expires_at: key.expiresAt?.toISOString() ?? null },
+      details: { role: key.role, name: key.name, expires_at: key.expiresAt?.toISOString() ?? null, ...sentKeyLimits(input) },
     }),
   );
   return { key, secret: generated.secret };
@@ -90,6 +125,24 @@ export async function revokeKey(deps: KeyAdminDeps, tenantId: string, keyId: str
   return revoked;
 }
 
+/**
+ * Changes a key's own limits, audited (`key.updated`, the fields sent), and makes every web process
+ * read the key again at once, so that the change holds from the next request. Another tenant's key
+ * is 404, as if it did not exist. Announced before the audit write, as a revocation is.
+ */
+export async function updateKeyLimits(deps: KeyAdminDeps, tenantId: string, keyId: string, input: KeyLimitsInput, by: Actor): Promise<ApiKeyRecord> {
+  if (input.rpm === undefined && input.tpm === undefined && input.max_concurrent === undefined)
+    throw new MissingRequiredFieldError('rpm', "Send 'rpm', 'tpm' or 'max_concurrent' (a positive integer, or null to clear it).");
+  if (!(await deps.repository.apiKeys.get(tenantId, keyId))) throw new ResourceNotFoundError(`API key '${keyId}'`);
+  const key = await deps.repository.apiKeys.setLimits(keyId, keyLimitsOf(input));
+  if (!key) throw new ResourceNotFoundError(`API key '${keyId}'`);
+  await deps.invalidate(tenantId);
+  await deps.audit(
+    auditEvent({ tenantId, actor: by.actor, action: 'key.updated', target: keyId, outcome: 'success', requestId: by.requestId, details: sentKeyLimits(input) }),
+  );
+  return key;
+}
+
 /** A key on the wire: never its secret or hash. */
 export function keyJson(key: ApiKeyRecord) {
   return {
@@ -101,5 +154,6 @@ export function keyJson(key: ApiKeyRecord) {
     created_at: key.createdAt.toISOString(),
     expires_at: key.expiresAt?.toISOString() ?? null,
     revoked_at: key.revokedAt?.toISOString() ?? null,
+    ...keyLimitsJson(key.limits),
   };
 }

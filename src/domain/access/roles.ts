@@ -1,4 +1,4 @@
-import type { Role } from '../../infra/store/repository.ts';
+import type { ApiKeyLimits, Role } from '../../infra/store/repository.ts';
 import { PermissionDeniedError } from '../../errors/gateway-error.ts';
 
 /** Who may hold a permission, and how a refusal names it (`The role 'app' may not <describe>.`). */
@@ -29,7 +29,7 @@ export const ROUTE_PERMISSIONS = {
   'tenants.read': { roles: ['admin'], describe: 'list tenants (operator tenant only)' },
   'tenants.write': { roles: ['admin'], describe: 'create, rename, disable or enable tenants (operator tenant only)' },
   'keys.read': { roles: ['admin'], describe: 'list API keys' },
-  'keys.write': { roles: ['admin'], describe: 'create or revoke API keys' },
+  'keys.write': { roles: ['admin'], describe: 'create, change or revoke API keys' },
   'queues.read': { roles: ['admin'], describe: 'view the job queues (operator tenant only)' },
   'webhooks.manage': { roles: ['admin'], describe: 'manage webhook endpoints and their deliveries' },
   'files.read': { roles: MODEL_ROLES, describe: 'list and download files' },
@@ -46,6 +46,8 @@ export interface Principal {
   tenantId: string;
   role: Role;
   keyId: string;
+  /** An API key's own limits, read with the key; absent for a JWT, whose plan's key limits apply. */
+  limits?: ApiKeyLimits;
 }
 
 /**

@@ -2,7 +2,7 @@ import type { Principal } from '../access/roles.ts';
 import { RateLimitExceededError } from '../../errors/gateway-error.ts';
 import type { RateCheck, RateLimits } from '../rate-limit/rate-limiter.ts';
 import type { RateRefusal } from './admission.ts';
-import type { TenantPlan } from '../../infra/store/repository.ts';
+import type { ApiKeyLimits, TenantPlan } from '../../infra/store/repository.ts';
 
 /** The limits of a tenant and of each of its keys. */
 export interface TenantLimits {
@@ -18,16 +18,19 @@ function limit(value: number | null | undefined, fallback: number): number {
   return chosen === 0 ? UNLIMITED : chosen;
 }
 
-/** The tenant's and the key's limits: the plan's, else the configured defaults (0 in either: no limit). */
-export function limitsOf(plan: TenantPlan | null, defaults: TenantLimits): TenantLimits {
+/**
+ * The tenant's and the key's limits: the plan's, else the configured defaults (0 in either: no limit);
+ * a key's own limit, where it has one, replaces the plan's key limit for that key.
+ */
+export function limitsOf(plan: TenantPlan | null, defaults: TenantLimits, own?: ApiKeyLimits): TenantLimits {
   return {
     tenant: {
       requestsPerMinute: limit(plan?.requestsPerMinute, defaults.tenant.requestsPerMinute),
       tokensPerMinute: limit(plan?.tokensPerMinute, defaults.tenant.tokensPerMinute),
     },
     key: {
-      requestsPerMinute: limit(plan?.keyRequestsPerMinute, defaults.key.requestsPerMinute),
-      tokensPerMinute: limit(plan?.keyTokensPerMinute, defaults.key.tokensPerMinute),
+      requestsPerMinute: limit(own?.requestsPerMinute ?? plan?.keyRequestsPerMinute, defaults.key.requestsPerMinute),
+      tokensPerMinute: limit(own?.tokensPerMinute ?? plan?.keyTokensPerMinute, defaults.key.tokensPerMinute),
     },
   };
 }
@@ -39,12 +42,12 @@ export function rateCheckOf(principal: Pick<Principal, 'tenantId' | 'keyId'>, to
   return { tenantId: principal.tenantId, keyId: principal.keyId, tokens, tenant: limits.tenant, key: limits.key };
 }
 
-/** The 429 of a refusal, naming the limit, with Retry-After. */
-export function rateLimitError(limits: TenantLimits, refusal: RateRefusal): RateLimitExceededError {
+/** The 429 of a refusal, naming the limit and, for a key's, the key's id (never its secret), with Retry-After. */
+export function rateLimitError(limits: TenantLimits, refusal: RateRefusal, keyId: string): RateLimitExceededError {
   const allowance = refusal.scope === 'key' ? limits.key : limits.tenant;
   const perMinute = refusal.dimension === 'requests' ? allowance.requestsPerMinute : allowance.tokensPerMinute;
   return new RateLimitExceededError(
-    `${perMinute} ${refusal.dimension} per minute for this ${refusal.scope === 'key' ? 'API key' : 'tenant'}`,
+    `${perMinute} ${refusal.dimension} per minute for ${refusal.scope === 'key' ? `API key ${keyId}` : 'this tenant'}`,
     refusal.retryAfterSeconds,
   );
 }

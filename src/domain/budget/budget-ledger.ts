@@ -40,7 +40,8 @@ export type ReserveOutcome =
   | { ok: true; queued: number; keys: string[] }
   | { ok: false; reason: 'budget'; policy: BudgetPolicy; resetsAt: Date }
   | { ok: false; reason: 'credit'; balanceMicros: number }
-  | { ok: false; reason: 'queue_full'; queued: number };
+  | { ok: false; reason: 'queue_full'; queued: number }
+  | { ok: false; reason: 'key_busy'; keyId: string; inFlight: number; maxConcurrent: number };
 
 /** One reservation: the estimate, the policies that apply, whether credit is enforced, the queue cap (Infinity: none). */
 export interface ReserveRequest {
@@ -50,6 +51,8 @@ export interface ReserveRequest {
   policies: BudgetPolicy[];
   credit: boolean;
   maxQueued: number;
+  /** The API key's concurrency limit: at most `maxConcurrent` of its requests admitted and not yet settled; absent or null: none. */
+  keyConcurrency?: { keyId: string; maxConcurrent: number } | null;
   /** How long the reservation holds if never settled; absent: the ledger's own (a request's whole timeout). A background request waits longer. */
   ttlMs?: number;
 }
@@ -137,10 +140,12 @@ export class BudgetLedger {
     const windows = this.#windowCounters(input.tenantId, input.policies, now);
     const credit = input.credit ? this.#creditCounter(input.tenantId) : null;
     const outstanding = this.#keys.outstanding(input.tenantId);
+    const inFlight = this.#inFlightKey(input);
     const budget: BudgetPart = {
       nowMs: now.getTime(),
       reserve: {
         outstanding,
+        inFlight: inFlight && input.keyConcurrency ? { key: inFlight, max: input.keyConcurrency.maxConcurrent } : null,
         windows: windows.map((w) => ({ hash: w.hash, expiries: w.expiries, limitMicros: w.policy.limitMicros, keepMs: keepMs(w, now) })),
         credit,
         requestId: input.requestId,
@@ -156,14 +161,15 @@ export class BudgetLedger {
       reply = await call(budget);
       if (reply.reserve?.[0] === 'missing') throw new Error(`Budget counters of tenant '${input.tenantId}' vanished while being rebuilt`);
     }
-    const outcome = reply.reserve ? outcomeOf(reply.reserve, windows, settlementKeysOf(outstanding, counters)) : null;
+    const outcome = reply.reserve ? outcomeOf(reply.reserve, input, windows, settlementKeysOf(outstanding, inFlight, counters)) : null;
     return { reply, outcome };
   }
 
   /** The keys that a reservation of `input` made now is settled with: what `reserve` returns as `keys`. */
   settlementKeys(input: ReserveRequest): string[] {
     const windows = this.#windowCounters(input.tenantId, input.policies, this.#now());
-    return settlementKeysOf(this.#keys.outstanding(input.tenantId), input.credit ? [...windows, this.#creditCounter(input.tenantId)] : windows);
+    const counters = input.credit ? [...windows, this.#creditCounter(input.tenantId)] : windows;
+    return settlementKeysOf(this.#keys.outstanding(input.tenantId), this.#inFlightKey(input), counters);
   }
 
   /**
@@ -184,11 +190,13 @@ export class BudgetLedger {
    */
   settlement(tenantId: string, requestId: string, keys: readonly string[], actualMicros: number, uncountedMarkerTtlMs = SETTLED_MARKER_TTL_MS): Settlement {
     assertMicros(actualMicros, 'actualMicros');
-    if (keys.length % 2 !== 1 || keys[0] !== this.#keys.outstanding(tenantId)) {
+    // An even count has the key's in-flight set second (settle.inc.lua reads it so).
+    const sets = keys.length % 2 === 1 ? 1 : 2;
+    if (keys[0] !== this.#keys.outstanding(tenantId) || (sets === 2 && !keys[1]?.startsWith(this.#keys.keyInFlight(tenantId, '')))) {
       throw new Error(`Settlement keys of request '${requestId}' are not those of tenant '${tenantId}'`);
     }
-    const lastIsCredit = keys.length >= 3 && keys[keys.length - 2] === this.#keys.credit(tenantId);
-    const markerTtlMs = keys.length > 1 ? SETTLED_MARKER_TTL_MS : Math.min(uncountedMarkerTtlMs, SETTLED_MARKER_TTL_MS);
+    const lastIsCredit = keys.length >= sets + 2 && keys[keys.length - 2] === this.#keys.credit(tenantId);
+    const markerTtlMs = keys.length > sets ? SETTLED_MARKER_TTL_MS : Math.min(uncountedMarkerTtlMs, SETTLED_MARKER_TTL_MS);
     return { marker: this.#keys.settled(tenantId, requestId), keys, requestId, actualMicros, markerTtlMs, lastIsCredit };
   }
 
@@ -219,6 +227,10 @@ export class BudgetLedger {
   async topUp(tenantId: string, amountMicros: number): Promise<void> {
     assertMicros(amountMicros, 'amountMicros');
     await creditTopUp(this.#redis, this.#keys.credit(tenantId), amountMicros);
+  }
+
+  #inFlightKey(input: ReserveRequest): string | null {
+    return input.keyConcurrency ? this.#keys.keyInFlight(input.tenantId, input.keyConcurrency.keyId) : null;
   }
 
   #windowCounters(tenantId: string, policies: readonly BudgetPolicy[], now: Date): WindowCounter[] {
@@ -268,15 +280,15 @@ function keepMs(window: WindowCounter, now: Date): number {
   return window.end.getTime() + KEEP_AFTER_END_MS - now.getTime();
 }
 
-function settlementKeysOf(outstanding: string, counters: readonly BudgetCounterKeys[]): string[] {
-  return [outstanding, ...counters.flatMap((c) => [c.hash, c.expiries])];
+function settlementKeysOf(outstanding: string, inFlight: string | null, counters: readonly BudgetCounterKeys[]): string[] {
+  return [outstanding, ...(inFlight ? [inFlight] : []), ...counters.flatMap((c) => [c.hash, c.expiries])];
 }
 
 function pick<T>(items: readonly T[], oneBasedIndexes: readonly number[]): T[] {
   return oneBasedIndexes.map((i) => items[i - 1]).filter((item): item is T => item !== undefined);
 }
 
-function outcomeOf(reply: BudgetReserveReply, windows: readonly WindowCounter[], keys: string[]): ReserveOutcome {
+function outcomeOf(reply: BudgetReserveReply, input: ReserveRequest, windows: readonly WindowCounter[], keys: string[]): ReserveOutcome {
   const [kind, ...numbers] = reply;
   const first = numbers[0] ?? 0;
   switch (kind) {
@@ -284,6 +296,10 @@ function outcomeOf(reply: BudgetReserveReply, windows: readonly WindowCounter[],
       return { ok: true, queued: first, keys };
     case 'queue_full':
       return { ok: false, reason: 'queue_full', queued: first };
+    case 'key_busy': {
+      if (!input.keyConcurrency) throw new Error('the admission script refused a key that sent no concurrency limit');
+      return { ok: false, reason: 'key_busy', keyId: input.keyConcurrency.keyId, inFlight: first, maxConcurrent: input.keyConcurrency.maxConcurrent };
+    }
     case 'credit':
       return { ok: false, reason: 'credit', balanceMicros: first };
     case 'budget': {

@@ -53,6 +53,8 @@ export interface RedisKeys {
   creditExpiries(tenantId: string): string;
   /** The tenant's outstanding reservations, for the queue cap (sorted set: requestId → expiry ms). */
   outstanding(tenantId: string): string;
+  /** One API key's requests admitted and not yet ended, for its concurrency limit (sorted set: requestId → expiry ms). */
+  keyInFlight(tenantId: string, keyId: string): string;
   /** Marker that a request's budget was settled (settlement happens once). */
   settled(tenantId: string, requestId: string): string;
   /**
@@ -98,6 +100,7 @@ export function createRedisKeys(prefix: string, queueShards = 1): RedisKeys {
     credit: (tenantId: string) => `${prefix}:{${tenantId}}:credit`,
     creditExpiries: (tenantId: string) => `${prefix}:{${tenantId}}:credit-exp`,
     outstanding: (tenantId: string) => `${prefix}:{${tenantId}}:outstanding`,
+    keyInFlight: (tenantId: string, keyId: string) => `${prefix}:{${tenantId}}:inflight:${keyId}`,
     settled: (tenantId: string, requestId: string) => `${prefix}:{${tenantId}}:settled:${requestId}`,
     response: (tenantId: string, responseId: string) => `${prefix}:{${tenantId}}:resp:${responseId}`,
   });

@@ -80,7 +80,10 @@ export interface EventLine {
 /** A reservation to settle: what budget-settle-n.lua and finish-request-n.lua need. */
 export interface Settlement {
   marker: string;
-  /** The tenant's outstanding set, then the counter pairs (the credit account last when `lastIsCredit`). */
+  /**
+   * The tenant's outstanding set, the API key's in-flight set when it has a concurrency limit (the
+   * count of keys is then even), then the counter pairs (the credit account last when `lastIsCredit`).
+   */
   keys: readonly string[];
   requestId: string;
   actualMicros: number;
@@ -202,9 +205,11 @@ export interface ClaimPart {
   ttlMs: number;
 }
 
-/** The budget part of an admission: reserve the estimate in every window, the credit account and the tenant's queue. */
+/** The budget part of an admission: reserve the estimate in every window, the credit account, the tenant's queue and the key's in-flight set. */
 export interface ReservePart {
   outstanding: string;
+  /** The API key's in-flight set and the most requests it may hold; null: the key has no concurrency limit. */
+  inFlight: { key: string; max: number } | null;
   windows: ReadonlyArray<BudgetCounterKeys & { limitMicros: number; keepMs: number }>;
   credit: BudgetCounterKeys | null;
   requestId: string;
@@ -220,8 +225,11 @@ export type RateReply = number[];
 /** Reply of the claim part. */
 export type ClaimReply = ['claimed'] | ['in_flight' | 'completed', string] | ['mismatch'];
 
-/** Reply of the budget part: ok|queue_full + outstanding, budget + window indexes, credit + available, missing + counter indexes (1-based). */
-export type BudgetReserveReply = ['ok' | 'queue_full' | 'budget' | 'credit' | 'missing', ...number[]];
+/**
+ * Reply of the budget part: ok|queue_full + outstanding, key_busy + the key's requests in flight, budget + window
+ * indexes, credit + available, missing + counter indexes (1-based).
+ */
+export type BudgetReserveReply = ['ok' | 'queue_full' | 'key_busy' | 'budget' | 'credit' | 'missing', ...number[]];
 
 /** One admission: the parts to check, in one script call on the tenant's slot. */
 export interface AdmitInput {
@@ -257,8 +265,16 @@ export async function admit(redis: ScriptedRedis, input: AdmitInput): Promise<Ad
   if (reserve) {
     parts += 'b';
     const counters = reserve.credit ? [...reserve.windows, reserve.credit] : reserve.windows;
-    keys.push(reserve.outstanding, ...counters.flatMap((c) => [c.hash, c.expiries]));
-    args.push(reserve.requestId, reserve.estimateMicros, reserve.expiresAtMs, reserve.maxQueued, reserve.windows.length, reserve.credit ? 1 : 0);
+    keys.push(reserve.outstanding, ...(reserve.inFlight ? [reserve.inFlight.key] : []), ...counters.flatMap((c) => [c.hash, c.expiries]));
+    args.push(
+      reserve.requestId,
+      reserve.estimateMicros,
+      reserve.expiresAtMs,
+      reserve.maxQueued,
+      reserve.inFlight?.max ?? -1,
+      reserve.windows.length,
+      reserve.credit ? 1 : 0,
+    );
     for (const window of reserve.windows) args.push(window.limitMicros, window.keepMs);
   }
   const [rateReply, claimReply, reserveReply] = (await redis.admit(keys.length, ...keys, input.nowMs, parts, ...args)) as [

@@ -15,6 +15,14 @@ export interface Tenant {
   createdAt: Date;
 }
 
+/** A key's own limits; null: the plan's (or the configured default) applies. */
+export interface ApiKeyLimits {
+  requestsPerMinute: number | null;
+  tokensPerMinute: number | null;
+  /** Requests of the key admitted and not yet ended (queued or running) at once. */
+  maxConcurrent: number | null;
+}
+
 /** An API key as stored: only the SHA-256 of the secret, never the secret. */
 export interface ApiKeyRecord {
   id: string;
@@ -27,6 +35,7 @@ export interface ApiKeyRecord {
   /** After this instant the key is refused; null: it does not expire. */
   expiresAt: Date | null;
   revokedAt: Date | null;
+  limits: ApiKeyLimits;
 }
 
 /** Tenants. */
@@ -43,13 +52,23 @@ export interface TenantRepository {
 /** API keys. */
 export interface ApiKeyRepository {
   /** Stores a new key; throws TenantNotFoundError when the tenant does not exist. */
-  create(key: { id: string; tenantId: string; role: Role; secretHash: string; name?: string | null; expiresAt?: Date | null }): Promise<ApiKeyRecord>;
+  create(key: {
+    id: string;
+    tenantId: string;
+    role: Role;
+    secretHash: string;
+    name?: string | null;
+    expiresAt?: Date | null;
+    limits?: Partial<ApiKeyLimits>;
+  }): Promise<ApiKeyRecord>;
   /** The key whose secret hashes to `secretHash`, revoked or not. */
   findByHash(secretHash: string): Promise<ApiKeyRecord | null>;
   /** The tenant's key of that id, revoked or not; null when the tenant has no such key. */
   get(tenantId: string, id: string): Promise<ApiKeyRecord | null>;
   /** Marks the key revoked and returns it; null when no such key exists. Revoking twice keeps the first time. */
   revoke(id: string): Promise<ApiKeyRecord | null>;
+  /** Sets the limits given (null clears one) and returns the key; null when no such key exists. */
+  setLimits(id: string, change: Partial<ApiKeyLimits>): Promise<ApiKeyRecord | null>;
   /** The tenant's keys, revoked and expired ones included, oldest first. */
   listByTenant(tenantId: string): Promise<ApiKeyRecord[]>;
 }

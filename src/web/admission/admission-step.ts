@@ -37,7 +37,7 @@ export async function admitRequest(admission: Pick<Admission, 'admit'>, input: A
   if (decision.rate) reply.headers(rateLimitHeaders(decision.rate.headers));
   switch (decision.action) {
     case 'rate_limited':
-      throw rateLimitError(input.limits, decision.rate);
+      throw rateLimitError(input.limits, decision.rate, principal.keyId);
     case 'key_reused':
       throw new IdempotencyKeyReusedError();
     case 'refused':

@@ -8,7 +8,7 @@ import { readFeature } from './feature.ts';
 import { limitsOf } from '../../domain/admission/rate-limits.ts';
 import type { AdmissionDefaults } from '../../domain/admission/admission-ports.ts';
 import { readIdempotencyKey, readLastEventId } from './idempotency-step.ts';
-import { estimateCostMicros, reservationOf } from '../../domain/admission/reservation.ts';
+import { estimateCostMicros, keyConcurrencyOf, reservationOf } from '../../domain/admission/reservation.ts';
 import { admitRequest } from './admission-step.ts';
 import { buildJob, type UnaddressedJob } from '../../operations/build-job.ts';
 import { relayJson } from '../relay/relay-json.ts';
@@ -167,7 +167,7 @@ export async function handleRequest(ports: RequestPorts, operation: Operation, r
     {
       principal,
       tokens: promptTokens + (plan.maxOutputTokens ?? 0),
-      limits: limitsOf(settings.plan, ports.defaults.rateLimits),
+      limits: limitsOf(settings.plan, ports.defaults.rateLimits, principal.limits),
       idempotencyKey,
       fingerprint: { path: operation.path, body },
       reservation: reservationOf(settings, {
@@ -178,6 +178,7 @@ export async function handleRequest(ports: RequestPorts, operation: Operation, r
         maxQueued: settings.plan?.maxQueued ?? ports.defaults.maxQueued,
         // A background request's reservation holds while it may wait, and then run.
         ttlMs: detached ? ports.background.deadlineMs + ports.defaults.requestTimeoutMs : undefined,
+        keyConcurrency: keyConcurrencyOf(principal),
       }),
     },
     reply,

@@ -49,7 +49,7 @@ export class ApiKeyAuthenticator {
     return lookup.principal;
   }
 
-  /** Forgets the tenant's cached keys (one was revoked). */
+  /** Forgets the tenant's cached keys (one was revoked, or its limits changed). */
   invalidateTenant(tenantId: string): void {
     this.#cache.invalidate((_hash, lookup) => lookup?.principal.tenantId === tenantId);
   }
@@ -62,6 +62,10 @@ export class ApiKeyAuthenticator {
       throw new ServiceUnavailableError('The credential store is unavailable; retry shortly.', 1);
     }
     if (!record) return null;
-    return { principal: { tenantId: record.tenantId, role: record.role, keyId: record.id }, revoked: record.revokedAt !== null, expiresAt: record.expiresAt };
+    return {
+      principal: { tenantId: record.tenantId, role: record.role, keyId: record.id, limits: record.limits },
+      revoked: record.revokedAt !== null,
+      expiresAt: record.expiresAt,
+    };
   }
 }

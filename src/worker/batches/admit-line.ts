@@ -5,7 +5,7 @@ import { applyPiiPolicy, piiAuditEvent } from '../../domain/pii/apply-policy.ts'
 import type { AuditSink } from '../../domain/audit/audit-event.ts';
 import type { TenantSettingsCache } from '../../domain/tenants/tenant-settings.ts';
 import { GatewayError, PiiDetectedError } from '../../errors/gateway-error.ts';
-import type { PiiPolicy, StoredBatch } from '../../infra/store/repository.ts';
+import type { ApiKeyLimits, PiiPolicy, StoredBatch } from '../../infra/store/repository.ts';
 import { buildJob } from '../../operations/build-job.ts';
 import type { RequestJob } from '../../operations/index.ts';
 import type { Operation } from '../../operations/operation.ts';
@@ -15,6 +15,8 @@ import type { PlanContext } from '../../operations/web-operation.ts';
 export interface LineAdmissionPorts {
   plan: Pick<PlanContext, 'catalog' | 'prompts' | 'responses'>;
   settings: TenantSettingsCache;
+  /** The own limits of the key that made the batch (null: none, or the key is gone). */
+  keyLimits(tenantId: string, keyId: string): Promise<ApiKeyLimits | null>;
   admission: Pick<Admission, 'admit'>;
   audit: AuditSink;
   defaults: { rateLimits: TenantLimits; maxQueued: number; requestTimeoutMs: number };
@@ -45,7 +47,8 @@ function auditPii(ports: LineAdmissionPorts, pending: PendingLine, mode: PiiPoli
  * operation resolves the model, the PII policy reads its texts, then rate limits and the budget
  * in one Redis call. A line the rate limits or the tenant's queue cap hold back waits and is tried
  * again (a batch can wait); what refuses a live request for good (PII, budget, an unknown model)
- * is the line's result. Nothing is charged for a refused line.
+ * is the line's result. Nothing is charged for a refused line. The key's own requests and tokens
+ * per minute apply as to its live requests; its concurrency limit does not: the lane paces lines.
  */
 export async function admitLine(ports: LineAdmissionPorts, operation: Operation, pending: PendingLine): Promise<LineAdmission> {
   const { batch } = pending;
@@ -63,7 +66,7 @@ export async function admitLine(ports: LineAdmissionPorts, operation: Operation,
   }
   const promptTokens = plan.promptTokens ?? plan.promptEstimate;
   const estimateMicros = estimateCostMicros(plan.candidates, promptTokens, plan.maxOutputTokens, 'batch');
-  const limits = limitsOf(settings.plan, ports.defaults.rateLimits);
+  const limits = limitsOf(settings.plan, ports.defaults.rateLimits, (await ports.keyLimits(batch.tenantId, batch.keyId)) ?? undefined);
   const decision = await ports.admission.admit({
     rate: rateCheckOf(principal, promptTokens + (plan.maxOutputTokens ?? 0), limits),
     idempotency: null,

@@ -51,6 +51,7 @@ export function tenantAndKeyCases(store: StoreContext, kind: Repository['kind'])
       createdAt: expect.any(Date),
       expiresAt: null,
       revokedAt: null,
+      limits: { requestsPerMinute: null, tokensPerMinute: null, maxConcurrent: null },
     });
     expect(await repo().apiKeys.findByHash(key.secretHash)).toEqual(created);
   });
@@ -133,6 +134,40 @@ export function tenantAndKeyCases(store: StoreContext, kind: Repository['kind'])
     expect(await repo().apiKeys.get(tenant.id, key.id)).toEqual(created);
     expect(await repo().apiKeys.listByTenant(tenant.id)).toEqual([created]);
     expect(await repo().apiKeys.revoke(key.id)).toEqual({ ...created, revokedAt: expect.any(Date) });
+  });
+
+  it('stores a key with its own limits, and reads them back everywhere', async () => {
+    const tenant = await newTenant();
+    const key = generateApiKey();
+    const limits = { requestsPerMinute: 5, tokensPerMinute: 2_147_483_647, maxConcurrent: 1 };
+    const created = await repo().apiKeys.create({ id: key.id, tenantId: tenant.id, role: 'app', secretHash: key.secretHash, limits });
+    expect(created.limits).toEqual(limits);
+    expect(await repo().apiKeys.findByHash(key.secretHash)).toEqual(created);
+    expect(await repo().apiKeys.get(tenant.id, key.id)).toEqual(created);
+    expect(await repo().apiKeys.listByTenant(tenant.id)).toEqual([created]);
+    const other = generateApiKey();
+    const partly = await repo().apiKeys.create({
+      id: other.id,
+      tenantId: tenant.id,
+      role: 'app',
+      secretHash: other.secretHash,
+      limits: { tokensPerMinute: 7 },
+    });
+    expect(partly.limits).toEqual({ requestsPerMinute: null, tokensPerMinute: 7, maxConcurrent: null });
+  });
+
+  it('changes only the limits given, null clearing one, and answers null for an unknown key', async () => {
+    const tenant = await newTenant();
+    const key = await newKey(tenant.id);
+    const set = await repo().apiKeys.setLimits(key.id, { requestsPerMinute: 2, maxConcurrent: 3 });
+    expect(set).toEqual({ ...key, limits: { requestsPerMinute: 2, tokensPerMinute: null, maxConcurrent: 3 } });
+    const cleared = await repo().apiKeys.setLimits(key.id, { requestsPerMinute: null, tokensPerMinute: 100 });
+    expect(cleared).toEqual({ ...key, limits: { requestsPerMinute: null, tokensPerMinute: 100, maxConcurrent: 3 } });
+    expect(await repo().apiKeys.setLimits(key.id, {})).toEqual(cleared);
+    expect(await repo().apiKeys.findByHash(key.secretHash)).toEqual(cleared);
+    expect(await repo().apiKeys.setLimits(`key_missing_${uid()}`, { maxConcurrent: 1 })).toBeNull();
+    const revoked = await repo().apiKeys.revoke(key.id);
+    expect(await repo().apiKeys.setLimits(key.id, { maxConcurrent: null })).toEqual({ ...revoked, limits: { ...cleared?.limits, maxConcurrent: null } });
   });
 
   it('gets a key only within its own tenant, revoked or not', async () => {

@@ -1,22 +1,26 @@
 --[[
   Admits one request in one round trip on its tenant's slot (DESIGN.md, request path 5, 8
   and 9): the rate limits, the idempotency claim, and the budget and credit reservation
-  with the tenant's queue cap. Each part is optional; the caller says which it sends.
+  with the tenant's queue cap and the API key's concurrency limit. Each part is optional;
+  the caller says which it sends.
 
   Order: counters the budget needs and Redis lost → nothing written, the caller rebuilds
-  them and calls again. Rate limits refuse → nothing written. Admitted: the rate limits are
-  charged. A claim held by an earlier request (or by another body) → returned, nothing
-  else written. The budget or the queue refuses → the claim is not made. Otherwise the
-  claim and the reservation are written together.
+  them and calls again. Rate limits refuse → nothing written. A claim held by an earlier
+  request (or by another body) → returned, the rate limits charged, nothing else written.
+  The API key has as many requests in flight as it may → nothing written (its client retries
+  within a second, and a minute's allowance must not drain on those retries). Then the rate
+  limits are charged. The budget or the queue refuses → the claim is not made. Otherwise
+  the claim, the reservation and the key's in-flight entry are written together.
 
   KEYS, each group present only with its part, in this order:
     r  the tenant's rate hash: field 't' (the tenant) and 'k:<key id>' (one API key), each
        "<requests level> <tokens level> <at ms>"; both buckets of a scope are charged
        together, so they share one time
     c  the idempotency claim (hash: fingerprint, requestId, state, expiresAt)
-    b  the tenant's outstanding reservations (sorted set: request id → expiry ms), then
-       pairs: counter hash (spent | balance, reserved, r:<request id>), its expiry set;
-       the windows first, then the credit account when asked
+    b  the tenant's outstanding reservations (sorted set: request id → expiry ms), then the
+       API key's requests in flight (the same) when it has a concurrency limit, then pairs:
+       counter hash (spent | balance, reserved, r:<request id>), its expiry set; the windows
+       first, then the credit account when asked
 
   ARGV[1]  now, ms (the caller's clock: lifetimes are relative, so Redis's never counts)
   ARGV[2]  the parts sent, in order: a string of r, c, b
@@ -25,14 +29,17 @@
        tenant requests, tenant tokens (units per window)
     c  fingerprint of the canonical body; request id; lifetime ms
     b  request id; estimate (integer micro-units); the reservation's expiry ms; most
-       outstanding (-1: no cap); number of windows W; 1 when the credit account follows;
-       per window: limit (micro-units), lifetime of its keys (ms)
+       outstanding (-1: no cap); most in flight of the key (-1: no cap, and no in-flight set
+       among the KEYS); number of windows W; 1 when the credit account follows; per window:
+       limit (micro-units), lifetime of its keys (ms)
 
   Returns {rate, claim, budget}, 0 for a part absent or not reached:
     rate    {admitted (1|0), then per bucket: remaining units, ms until full again, ms to
-            wait until it would admit (0: now; -1: never, the cost exceeds a window)}
+            wait until it would admit (0: now; -1: never, the cost exceeds a window)}, the
+            buckets as this call left them
     claim   {'claimed'} | {'in_flight', request id} | {'completed', request id} | {'mismatch'}
     budget  {'ok', outstanding including this one} | {'queue_full', outstanding}
+            | {'key_busy', the key's requests in flight}
             | {'budget', index of each exhausted window…} | {'credit', balance − reserved}
             | {'missing', index of each missing counter…}; indexes 1-based
 ]]
@@ -61,7 +68,9 @@ if string.find(parts, 'c', 1, true) then
 end
 if string.find(parts, 'b', 1, true) then
   budget = { outstanding = nextKey(), id = nextArg(), estimate = nextArg(), expiresAt = nextArg(),
-             cap = tonumber(nextArg()), windows = tonumber(nextArg()), credit = nextArg() == '1', counters = {}, limits = {}, keep = {} }
+             cap = tonumber(nextArg()), keyCap = tonumber(nextArg()), windows = tonumber(nextArg()), credit = nextArg() == '1',
+             counters = {}, limits = {}, keep = {} }
+  if budget.keyCap >= 0 then budget.inFlight = nextKey() end
   for i = key, #KEYS do budget.counters[#budget.counters + 1] = KEYS[i] end
   for i = 1, budget.windows do
     budget.limits[i] = tonumber(nextArg())
@@ -93,7 +102,7 @@ end
   whole window's allowance and is full again `level / limit` ms after its last charge, so
   the hash outlives every bucket in it when it expires one window after each charge.
 ]]
-local rateReply = 0
+local rateReply, unchargedReply, chargeRate = 0, 0, function() end
 if rate then
   local stored = redis.call('HMGET', rate.hash, rate.keyField, 't')
   local levels, ats, waits, admitted = {}, {}, {}, 1
@@ -118,22 +127,29 @@ if rate then
     -- A clock behind the stored one (another process) must not move `at` backwards.
     ats[scope] = math.max(now, at)
   end
-  rateReply = { admitted }
-  for i = 1, 4 do
-    local limit = rate.limits[i]
-    if admitted == 1 then levels[i] = levels[i] + rate.costs[i] * rate.window end
-    local reset = 0
-    if limit > 0 then reset = math.ceil(levels[i] / limit) end
-    rateReply[#rateReply + 1] = math.floor((limit * rate.window - levels[i]) / rate.window)
-    rateReply[#rateReply + 1] = reset
-    rateReply[#rateReply + 1] = waits[i]
+  local function replyOf(current)
+    local reply = { admitted }
+    for i = 1, 4 do
+      local limit = rate.limits[i]
+      local reset = 0
+      if limit > 0 then reset = math.ceil(current[i] / limit) end
+      reply[#reply + 1] = math.floor((limit * rate.window - current[i]) / rate.window)
+      reply[#reply + 1] = reset
+      reply[#reply + 1] = waits[i]
+    end
+    return reply
   end
-  if admitted == 0 then return { rateReply, 0, 0 } end
+  if admitted == 0 then return { replyOf(levels), 0, 0 } end
+  local charged = {}
+  for i = 1, 4 do charged[i] = levels[i] + rate.costs[i] * rate.window end
+  rateReply, unchargedReply = replyOf(charged), replyOf(levels)
   local function encode(first, scope)
-    return string.format('%.0f %.0f %.0f', levels[first], levels[first + 1], ats[scope])
+    return string.format('%.0f %.0f %.0f', charged[first], charged[first + 1], ats[scope])
   end
-  redis.call('HSET', rate.hash, rate.keyField, encode(1, 1), 't', encode(3, 2))
-  redis.call('PEXPIRE', rate.hash, rate.window)
+  chargeRate = function()
+    redis.call('HSET', rate.hash, rate.keyField, encode(1, 1), 't', encode(3, 2))
+    redis.call('PEXPIRE', rate.hash, rate.window)
+  end
 end
 
 -- A claim past its expiry counts as absent even before Redis drops it, so the caller's clock rules.
@@ -141,11 +157,22 @@ local claimReply = 0
 if claim then
   local held = redis.call('HMGET', claim.key, 'fingerprint', 'requestId', 'state', 'expiresAt')
   if held[1] and (tonumber(held[4]) or 0) > now then
+    chargeRate()
     if held[1] ~= claim.fingerprint then return { rateReply, { 'mismatch' }, 0 } end
     return { rateReply, { held[3], held[2] }, 0 }
   end
   claimReply = { 'claimed' }
 end
+
+-- Members past their expiry are requests that never ended (a lost job): they free their slot.
+if budget and budget.inFlight then
+  redis.call('ZREMRANGEBYSCORE', budget.inFlight, '-inf', now)
+  local running = redis.call('ZCARD', budget.inFlight)
+  if running >= budget.keyCap and not redis.call('ZSCORE', budget.inFlight, budget.id) then
+    return { unchargedReply, 0, { 'key_busy', running } }
+  end
+end
+chargeRate()
 
 local budgetReply = 0
 if budget then
@@ -189,7 +216,12 @@ if budget then
   end
   queued = queued + redis.call('ZADD', budget.outstanding, budget.expiresAt, id)
   -- Every reservation lives as long, so the newest one's expiry covers the whole set.
-  redis.call('PEXPIRE', budget.outstanding, string.format('%d', tonumber(budget.expiresAt) - now))
+  local lifetime = string.format('%d', tonumber(budget.expiresAt) - now)
+  redis.call('PEXPIRE', budget.outstanding, lifetime)
+  if budget.inFlight then
+    redis.call('ZADD', budget.inFlight, budget.expiresAt, id)
+    redis.call('PEXPIRE', budget.inFlight, lifetime)
+  end
   budgetReply = { 'ok', queued }
 end
 

@@ -11,7 +11,9 @@
   KEYS[1]     the request's event stream
   KEYS[2]     the request's settled marker
   KEYS[3]     the tenant's outstanding reservations (sorted set)
-  KEYS[4…]    pairs: counter hash, its expiry set (windows, then the credit account when ARGV[5] is 1);
+  KEYS[4…]    the API key's requests in flight (sorted set) when the key has a concurrency limit
+              (the count of the settlement's keys, KEYS[3] to the last pair, is then even);
+              then pairs: counter hash, its expiry set (windows, then the credit account when ARGV[5] is 1);
               then the idempotency claim when ARGV[6] is not 'none';
               then the outbox list when ARGV[7] is not 0;
               then the response's state (a hash) when ARGV[10] is not 0
@@ -87,7 +89,7 @@ elseif ARGV[6] == 'release' then
   releaseClaim(KEYS[last], id)
 end
 if ARGV[6] ~= 'none' then last = last - 1 end
-local settled = settle(KEYS[2], KEYS[3], { unpack(KEYS, 4, last) }, id, tonumber(ARGV[3]), ARGV[4], ARGV[5] == '1')
+local settled = settle(KEYS[2], { unpack(KEYS, 3, last) }, id, tonumber(ARGV[3]), ARGV[4], ARGV[5] == '1')
 local written = 0
 if state then
   local status = redis.call('HGET', state, 'status')

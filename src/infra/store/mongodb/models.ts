@@ -22,6 +22,10 @@ export interface ApiKeyDocument {
   created_at: Date;
   expires_at?: Date | null;
   revoked_at: Date | null;
+  /** The key's own limits; absent on keys stored before keys had them: read as null. */
+  requests_per_minute?: number | null;
+  tokens_per_minute?: number | null;
+  max_concurrent?: number | null;
 }
 
 /** The models of one connection. */
@@ -50,6 +54,9 @@ const apiKeySchema = new Schema<ApiKeyDocument>(
     created_at: { type: Date, required: true, default: () => new Date() },
     expires_at: { type: Date, default: null },
     revoked_at: { type: Date, default: null },
+    requests_per_minute: { type: Number, default: null },
+    tokens_per_minute: { type: Number, default: null },
+    max_concurrent: { type: Number, default: null },
   },
   { collection: 'api_keys', versionKey: false },
 );

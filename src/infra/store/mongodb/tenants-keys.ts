@@ -1,5 +1,13 @@
 /** Tenants and API keys in MongoDB. */
-import { TenantExistsError, TenantNotFoundError, type ApiKeyRecord, type ApiKeyRepository, type Tenant, type TenantRepository } from '../repository.ts';
+import {
+  TenantExistsError,
+  TenantNotFoundError,
+  type ApiKeyLimits,
+  type ApiKeyRecord,
+  type ApiKeyRepository,
+  type Tenant,
+  type TenantRepository,
+} from '../repository.ts';
 import type { ApiKeyDocument, StoreModels, TenantDocument } from './models.ts';
 
 // MongoDB server error code for a unique index violation.
@@ -23,8 +31,16 @@ function toApiKey(doc: ApiKeyDocument): ApiKeyRecord {
     createdAt: doc.created_at,
     expiresAt: doc.expires_at ?? null,
     revokedAt: doc.revoked_at ?? null,
+    limits: {
+      requestsPerMinute: doc.requests_per_minute ?? null,
+      tokensPerMinute: doc.tokens_per_minute ?? null,
+      maxConcurrent: doc.max_concurrent ?? null,
+    },
   };
 }
+
+/** The fields of each limit, in ApiKeyLimits's terms. */
+const LIMIT_FIELDS = { requestsPerMinute: 'requests_per_minute', tokensPerMinute: 'tokens_per_minute', maxConcurrent: 'max_concurrent' } as const;
 
 /** The tenant repository over its model. */
 export function createTenantRepository({ Tenant }: StoreModels): TenantRepository {
@@ -63,7 +79,7 @@ export function createTenantRepository({ Tenant }: StoreModels): TenantRepositor
 /** The API key repository over its models. */
 export function createApiKeyRepository({ Tenant, ApiKey }: StoreModels): ApiKeyRepository {
   return {
-    async create({ id, tenantId, role, secretHash, name = null, expiresAt = null }) {
+    async create({ id, tenantId, role, secretHash, name = null, expiresAt = null, limits = {} }) {
       // No foreign keys in MongoDB; tenants are never deleted, so checking first cannot race.
       if (!(await Tenant.exists({ _id: tenantId }))) throw new TenantNotFoundError(tenantId);
       const doc: ApiKeyDocument = {
@@ -75,6 +91,9 @@ export function createApiKeyRepository({ Tenant, ApiKey }: StoreModels): ApiKeyR
         created_at: new Date(),
         expires_at: expiresAt,
         revoked_at: null,
+        requests_per_minute: limits.requestsPerMinute ?? null,
+        tokens_per_minute: limits.tokensPerMinute ?? null,
+        max_concurrent: limits.maxConcurrent ?? null,
       };
       await ApiKey.create(doc);
       return toApiKey(doc);
@@ -93,6 +112,19 @@ export function createApiKeyRepository({ Tenant, ApiKey }: StoreModels): ApiKeyR
         .lean<ApiKeyDocument>()
         .exec();
       const doc = revoked ?? (await ApiKey.findById(id).lean<ApiKeyDocument>().exec());
+      return doc ? toApiKey(doc) : null;
+    },
+    async setLimits(id, change) {
+      const set: Partial<ApiKeyDocument> = {};
+      for (const name of Object.keys(LIMIT_FIELDS) as Array<keyof ApiKeyLimits>) {
+        const value = change[name];
+        if (value !== undefined) set[LIMIT_FIELDS[name]] = value;
+      }
+      // The driver refuses an update without operators; nothing to change is a read.
+      const doc =
+        Object.keys(set).length === 0
+          ? await ApiKey.findById(id).lean<ApiKeyDocument>().exec()
+          : await ApiKey.findByIdAndUpdate(id, { $set: set }, { returnDocument: 'after' }).lean<ApiKeyDocument>().exec();
       return doc ? toApiKey(doc) : null;
     },
     async listByTenant(tenantId) {

@@ -372,6 +372,17 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE usage_records ADD COLUMN batch_id text, ADD COLUMN custom_id text;
     `,
   },
+  {
+    version: 15,
+    name: "API keys' own rate and concurrency limits",
+    // NULL: the plan's key limit (or the configured default) applies; a key has no "unlimited" of its own.
+    sql: `
+      ALTER TABLE api_keys
+        ADD COLUMN requests_per_minute integer CHECK (requests_per_minute > 0),
+        ADD COLUMN tokens_per_minute integer CHECK (tokens_per_minute > 0),
+        ADD COLUMN max_concurrent integer CHECK (max_concurrent > 0);
+    `,
+  },
 ];
 
 // Any constant works; it only has to be the same in every process that migrates.

@@ -3,6 +3,7 @@ import type { Pool } from 'pg';
 import {
   TenantExistsError,
   TenantNotFoundError,
+  type ApiKeyLimits,
   type ApiKeyRecord,
   type ApiKeyRepository,
   type Role,
@@ -26,10 +27,16 @@ interface ApiKeyRow {
   created_at: Date;
   expires_at: Date | null;
   revoked_at: Date | null;
+  requests_per_minute: number | null;
+  tokens_per_minute: number | null;
+  max_concurrent: number | null;
 }
 
 const TENANT_COLUMNS = 'id, name, disabled, created_at';
-const API_KEY_COLUMNS = 'id, tenant_id, role, name, secret_hash, created_at, expires_at, revoked_at';
+const API_KEY_COLUMNS = 'id, tenant_id, role, name, secret_hash, created_at, expires_at, revoked_at, requests_per_minute, tokens_per_minute, max_concurrent';
+
+/** The columns of each limit, in ApiKeyLimits's terms. */
+const LIMIT_COLUMNS = { requestsPerMinute: 'requests_per_minute', tokensPerMinute: 'tokens_per_minute', maxConcurrent: 'max_concurrent' } as const;
 
 // SQLSTATE codes, PostgreSQL manual appendix A.
 const UNIQUE_VIOLATION = '23505';
@@ -55,6 +62,7 @@ function toApiKey(row: ApiKeyRow): ApiKeyRecord {
     createdAt: row.created_at,
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
+    limits: { requestsPerMinute: row.requests_per_minute, tokensPerMinute: row.tokens_per_minute, maxConcurrent: row.max_concurrent },
   };
 }
 
@@ -93,11 +101,12 @@ export function createTenantRepository(pool: Pool): TenantRepository {
 /** The API key repository over a pool. */
 export function createApiKeyRepository(pool: Pool): ApiKeyRepository {
   return {
-    async create({ id, tenantId, role, secretHash, name = null, expiresAt = null }) {
+    async create({ id, tenantId, role, secretHash, name = null, expiresAt = null, limits = {} }) {
       try {
         const result = await pool.query<ApiKeyRow>(
-          `INSERT INTO api_keys (id, tenant_id, role, secret_hash, name, expires_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${API_KEY_COLUMNS}`,
-          [id, tenantId, role, secretHash, name, expiresAt],
+          `INSERT INTO api_keys (id, tenant_id, role, secret_hash, name, expires_at, requests_per_minute, tokens_per_minute, max_concurrent)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${API_KEY_COLUMNS}`,
+          [id, tenantId, role, secretHash, name, expiresAt, limits.requestsPerMinute ?? null, limits.tokensPerMinute ?? null, limits.maxConcurrent ?? null],
         );
         return toApiKey(result.rows[0] as ApiKeyRow);
       } catch (error) {
@@ -119,6 +128,17 @@ export function createApiKeyRepository(pool: Pool): ApiKeyRepository {
       const result = await pool.query<ApiKeyRow>(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING ${API_KEY_COLUMNS}`, [
         id,
       ]);
+      const row = result.rows[0];
+      return row ? toApiKey(row) : null;
+    },
+    async setLimits(id, change) {
+      const given = (Object.keys(LIMIT_COLUMNS) as Array<keyof ApiKeyLimits>).filter((name) => change[name] !== undefined);
+      const sets = given.map((name, i) => `${LIMIT_COLUMNS[name]} = $${i + 2}`);
+      // Nothing to change is a read: an UPDATE needs at least one SET.
+      const sql = sets.length
+        ? `UPDATE api_keys SET ${sets.join(', ')} WHERE id = $1 RETURNING ${API_KEY_COLUMNS}`
+        : `SELECT ${API_KEY_COLUMNS} FROM api_keys WHERE id = $1`;
+      const result = await pool.query<ApiKeyRow>(sql, [id, ...given.map((name) => change[name])]);
       const row = result.rows[0];
       return row ? toApiKey(row) : null;
     },

@@ -1,12 +1,22 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { createKey, KeyInputSchema, keyJson, listKeys, revokeKey, type KeyAdminDeps } from '../../../domain/access/key-admin.ts';
+import {
+  createKey,
+  KeyInputSchema,
+  keyJson,
+  KeyLimitsUpdateSchema,
+  listKeys,
+  revokeKey,
+  updateKeyLimits,
+  type KeyAdminDeps,
+} from '../../../domain/access/key-admin.ts';
 import { targetTenant } from '../../../domain/access/roles.ts';
 import { TenantIdSchema } from '../../../domain/tenants/tenant-id.ts';
 import { actorOf } from './actor.ts';
 
 const TenantQuery = Type.Object({ tenant: Type.Optional(TenantIdSchema) }, { additionalProperties: false });
+const KeyParams = Type.Object({ id: Type.String({ minLength: 1 }) });
 
 /**
  * API keys of the caller's tenant (its admins), or of the tenant named by `tenant` in the body
@@ -23,12 +33,16 @@ export async function internalKeyRoutes(app: FastifyInstance, options: { admin: 
     const tenantId = targetTenant(request.principal, request.query.tenant, options.operatorTenant, 'keys.read');
     return { object: 'list', data: (await listKeys(options.admin, tenantId)).map(keyJson) };
   });
-  typed.delete(
+  typed.patch(
     '/keys/:id',
-    { schema: { params: Type.Object({ id: Type.String({ minLength: 1 }) }), querystring: TenantQuery }, config: { permission: 'keys.write' } },
+    { schema: { params: KeyParams, querystring: TenantQuery, body: KeyLimitsUpdateSchema }, config: { permission: 'keys.write' } },
     async (request) => {
       const tenantId = targetTenant(request.principal, request.query.tenant, options.operatorTenant, 'keys.write');
-      return keyJson(await revokeKey(options.admin, tenantId, request.params.id, actorOf(request)));
+      return keyJson(await updateKeyLimits(options.admin, tenantId, request.params.id, request.body, actorOf(request)));
     },
   );
+  typed.delete('/keys/:id', { schema: { params: KeyParams, querystring: TenantQuery }, config: { permission: 'keys.write' } }, async (request) => {
+    const tenantId = targetTenant(request.principal, request.query.tenant, options.operatorTenant, 'keys.write');
+    return keyJson(await revokeKey(options.admin, tenantId, request.params.id, actorOf(request)));
+  });
 }
