@@ -92,6 +92,7 @@ function usageRecord(from: number, spanMs: number): UsageRecord {
     responseId: null,
     batchId: null,
     customId: null,
+    deployment: null,
     createdAt,
   };
 }

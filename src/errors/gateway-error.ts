@@ -316,6 +316,19 @@ export class ProviderTimeoutError extends GatewayError {
   }
 }
 
+/** 503 `provider_unavailable`: every deployment of every candidate model has its circuit breaker open. */
+export class ProviderUnavailableError extends GatewayError {
+  constructor(model: string, retryAfterSeconds: number) {
+    super(
+      503,
+      'api_error',
+      'provider_unavailable',
+      `Every deployment of '${model}' is failing and cooling down; the next one is tried again in about ${retryAfterSeconds} s.`,
+      { retryAfterSeconds },
+    );
+  }
+}
+
 /** 503 `queue_timeout`: no worker picked the job up before the deadline. */
 export class QueueTimeoutError extends GatewayError {
   constructor(deadlineMs: number, retryAfterSeconds: number) {

@@ -10,6 +10,8 @@ import type { UpstreamHttp } from './shared/http.ts';
 export interface ProviderTarget<M extends CatalogModel = CatalogModel> {
   /** The catalog alias the target serves. */
   alias: string;
+  /** The deployment of the alias: its id in the catalog (the alias itself for an alias written as one target). */
+  deployment: string;
   provider: M['provider'];
   upstreamModel: string;
   /** The catalog entry, with its provider's own options. */

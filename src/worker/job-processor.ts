@@ -24,6 +24,8 @@ import type { StateEnding } from '../infra/redis/scripts.ts';
 import { liveOf, storedRecordOf, type KeptAnswer } from '../infra/responses/kept-answer.ts';
 import { resolveUsage, type ResolvedUsage } from '../operations/usage.ts';
 import { callWithRetries } from './call-upstream.ts';
+import type { TargetPool } from '../domain/catalog/targets.ts';
+import type { DeploymentRouter } from './routing/deployment-router.ts';
 import { buildUsageRecord } from './usage-record.ts';
 import { backoffDelay, type RetryPolicy } from './retry.ts';
 import { isUpstreamError } from '../providers/shared/upstream-error.ts';
@@ -37,7 +39,10 @@ import { inRequestSpan, recordRunOutcome } from '../infra/tracing/request-span.t
 export interface ProcessorDeps {
   redis: ScriptedRedis;
   keys: RedisKeys;
-  targets: ReadonlyMap<string, ProviderTarget>;
+  /** Every catalog alias's deployments. */
+  pools: ReadonlyMap<string, TargetPool>;
+  /** Picks a deployment for each attempt and counts how it ended in the deployment's breaker. */
+  router: DeploymentRouter;
   models: Readonly<Record<string, CatalogModel>>;
   providers: ProviderRegistry;
   /** The operations it runs, by job kind (src/operations/index.ts lists the gateway's). */
@@ -103,6 +108,7 @@ async function finish(deps: ProcessorDeps, ctx: RequestRun, ending: Ending): Pro
     claim: claim ? { key: claim, action: record.status === 'succeeded' || record.costMicros > 0 ? 'complete' : 'release' } : null,
     state: kept ? keptState(deps, ctx.data, kept) : null,
   };
+  if (ending.final && ctx.trace.target) ctx.publisher.route(ctx.trace.target.deployment);
   if (ending.final) await ctx.publisher.finish(ending.final.type, ending.final.payload, requestEnding);
   else await ctx.publisher.finishWithError(ending.error, requestEnding);
   deps.metrics?.finished(record);
@@ -209,12 +215,18 @@ function requestRun(deps: ProcessorDeps, data: RequestJob, runner: Operation['ru
   };
 }
 
-function targetsOf(deps: ProcessorDeps, data: RequestJob): ProviderTarget[] {
+function poolsOf(deps: ProcessorDeps, data: RequestJob): TargetPool[] {
   return data.candidates.map((alias) => {
-    const target = deps.targets.get(alias);
-    if (!target) throw new Error(`catalog alias '${alias}' is unknown to this worker; are web and worker on the same catalog?`);
-    return target;
+    const pool = deps.pools.get(alias);
+    if (!pool) throw new Error(`catalog alias '${alias}' is unknown to this worker; are web and worker on the same catalog?`);
+    return pool;
   });
+}
+
+/** The target an interrupted stream is charged to: the deployment its events named, else its alias's first. */
+function streamedTarget(deps: ProcessorDeps, log: EventLogState): ProviderTarget | null {
+  const targets = (log.streamedModel && deps.pools.get(log.streamedModel)?.targets) || [];
+  return targets.find((target) => target.deployment === log.streamedDeployment) ?? targets[0] ?? null;
 }
 
 /** One upstream attempt, timed for the metrics whatever its outcome. */
@@ -251,7 +263,8 @@ function runContext(deps: ProcessorDeps, run: RequestRun, signal: AbortSignal): 
     attempt: (call, mayRetry) => {
       let previous: ProviderTarget | null = null;
       return callWithRetries(
-        targetsOf(deps, data),
+        poolsOf(deps, data),
+        deps.router,
         deps.policy,
         signal,
         (target, timeoutMs) => {
@@ -263,10 +276,12 @@ function runContext(deps: ProcessorDeps, run: RequestRun, signal: AbortSignal): 
           return data.batch && deps.onBatchRateLimited ? slowedOn429(attempt, target, deps.onBatchRateLimited) : attempt;
         },
         mayRetry,
+        !data.batch,
       );
     },
     emit: (...payloads) => {
       if (payloads.length === 0) return;
+      if (trace.target) run.publisher.route(trace.target.deployment);
       run.publisher.emit(groupPayloads(payloads));
       trace.firstChunkAt ??= Date.now();
     },
@@ -276,7 +291,7 @@ function runContext(deps: ProcessorDeps, run: RequestRun, signal: AbortSignal): 
 
 /** A re-run of a stream whose first run died after chunks reached the client: end it, and record what was sent. */
 async function endInterrupted(deps: ProcessorDeps, run: RequestRun, log: EventLogState): Promise<void> {
-  run.trace.target = (log.streamedModel && deps.targets.get(log.streamedModel)) || null;
+  run.trace.target = streamedTarget(deps, log);
   run.trace.text = log.streamedText;
   // For the client the provider call broke off, like any other mid-stream failure: 502, a retry is its to decide.
   const error = new ProviderFailedError('The stream was interrupted: the worker relaying it stopped mid-stream, and the partial output cannot be continued.');
@@ -370,7 +385,7 @@ export function createLostJobHandler(deps: ProcessorDeps) {
           lastSeq: log.lastSeq,
         });
         // What reached a stream's client is charged, as for any stream interrupted.
-        const target = (log.streamedModel && deps.targets.get(log.streamedModel)) || null;
+        const target = streamedTarget(deps, log);
         const trace: RunTrace = { target, attempts: log.sentChunks ? 1 : 0, text: log.streamedText, reported: null, firstChunkAt: null };
         const error = new ResponseLostError('worker_lost', 'The worker running this response stopped and it could not be resumed; send it again.');
         await finish(deps, requestRun(deps, data, runner, publisher, trace), { status: 'failed', error, final: null });

@@ -2,7 +2,11 @@ import { Queue, Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { loadCatalogFile } from '../domain/catalog/load-catalog.ts';
-import { buildTargets, missingSecrets } from '../domain/catalog/targets.ts';
+import { buildPools, missingSecrets } from '../domain/catalog/targets.ts';
+import { CircuitBreakers } from './routing/circuit-breakers.ts';
+import { DeploymentRouter } from './routing/deployment-router.ts';
+import { BreakerMetrics } from '../infra/metrics/breaker-metrics.ts';
+import { circuitsReport } from './routing/circuits-report.ts';
 import { createRedisKeys, REQUEST_QUEUE } from '../infra/redis/keys.ts';
 import { assertNoEviction, boundedWait, closeRedis, connectRedis } from '../infra/redis/connections.ts';
 import { defineScripts } from '../infra/redis/scripts.ts';
@@ -55,6 +59,10 @@ const PROMPT_CACHE_TTL_MS = 5_000;
 // How often a batch line held back by the live queue looks at it again.
 const LANE_POLL_MS = 50;
 
+// Successful calls reach the deployments' breakers this often (failures at once): one Redis call per
+// deployment in use per period, whatever the traffic.
+const BREAKER_FLUSH_MS = 250;
+
 // Segments one worker process holds at once, of every batch; the lane's slots bound the lines they run.
 const SEGMENTS_PER_WORKER = 32;
 
@@ -102,10 +110,15 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
   if (registry) registerBacklogGauges(registry, { queues: counted, redis, keys, store: repository });
   const outbox = new Outbox(redis, keys);
   const states = new ResponseStates(redis, keys);
+  const pools = buildPools(catalog, config.readSecret);
+  // A probe that never reports (its worker died) is given up once its request would have.
+  const breakers = new CircuitBreakers({ redis, keys, pools, probeLeaseMs: env.RETRY_BUDGET_MS, metrics: registry && new BreakerMetrics(registry), log });
+  const stopBreakers = await breakers.start(subscriber, BREAKER_FLUSH_MS);
   const processorDeps: ProcessorDeps = {
     redis,
     keys,
-    targets: buildTargets(catalog, config.readSecret),
+    pools,
+    router: new DeploymentRouter(breakers),
     models: catalog.models,
     providers,
     operations: byKind(operations),
@@ -248,7 +261,7 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
     () => !stopping && blocking.status === 'ready' && workers.every((worker) => worker.isRunning()),
     onRedisError,
   );
-  const dependencies: Dependency[] = [pinged('redis', () => redis.ping()), pinged('store', () => repository.ping())];
+  const dependencies: Dependency[] = [pinged('redis', () => redis.ping()), pinged('store', () => repository.ping()), circuitsReport(breakers)];
   const ops =
     env.METRICS_PORT === undefined
       ? null
@@ -270,6 +283,7 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
       }
       // Each step is bounded: whatever Redis, the store or an upstream do, the process ends.
       await boundedWait(stopListening());
+      await boundedWait(stopBreakers());
       await boundedWait(stopReaper());
       await boundedWait(stopSupervisor());
       await boundedWait(stopFileSweep());

@@ -51,6 +51,7 @@ export function buildUsageRecord(
     responseId: data.responseId ?? null,
     batchId: data.batch?.id ?? null,
     customId: data.batch?.customId ?? null,
+    deployment: trace.target?.deployment ?? null,
     createdAt: new Date(data.enqueuedAt),
   };
 }

@@ -96,10 +96,12 @@ afterAll(async () => {
   await gateway?.close();
   await Promise.all([anthropic?.close(), openai?.close(), gemini?.close()]);
 });
-beforeEach(() => {
+beforeEach(async () => {
   anthropic.reset();
   openai.reset();
   gemini.reset();
+  // Tests script 429s with long Retry-Afters and runs of failures: no pause or open breaker carries over.
+  await gateway.resetBreakers();
 });
 
 describe('native: an Anthropic alias gets the request as the client sent it', () => {

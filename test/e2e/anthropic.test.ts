@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI, { type APIError } from 'openai';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
-import type { CatalogFile, ModelOf } from '../../src/domain/catalog/schema.ts';
+import type { ModelOf, WrittenCatalog } from '../../src/domain/catalog/schema.ts';
 import {
   ANTHROPIC_FIXTURE_MODEL,
   ANTHROPIC_FIXTURES_DIR,
@@ -40,8 +40,8 @@ let client: OpenAI;
 let secret: string;
 
 /** An alias per request fixture (with its catalog overrides), and `claude` with none. */
-function catalog(baseUrl: string): CatalogFile {
-  const models: CatalogFile['models'] = { claude: { ...ANTHROPIC_FIXTURE_MODEL, base_url: baseUrl } };
+function catalog(baseUrl: string): WrittenCatalog {
+  const models: WrittenCatalog['models'] = { claude: { ...ANTHROPIC_FIXTURE_MODEL, base_url: baseUrl } };
   for (const name of REQUESTS) models[`claude-${name}`] = { ...ANTHROPIC_FIXTURE_MODEL, ...requestFixture(name).model, base_url: baseUrl };
   return { models, tiers: { 'svc-flash': ['claude'], 'svc-standard': ['claude'], 'svc-pro': ['claude'] } };
 }

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI, { type APIError } from 'openai';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
-import type { CatalogFile, ModelOf } from '../../src/domain/catalog/schema.ts';
+import type { ModelOf, WrittenCatalog } from '../../src/domain/catalog/schema.ts';
 import { GEMINI_FIXTURE_MODEL, GEMINI_FIXTURES_DIR, geminiErrorBody, startGeminiUpstream, type FakeGemini } from '../helpers/fake-gemini.ts';
 import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { apiFailure as failure, drain, fixtureNames, requestIdOf, usageRecordOf } from '../helpers/sdk-calls.ts';
@@ -36,8 +36,8 @@ let client: OpenAI;
 let secret: string;
 
 /** An alias per request fixture (with its catalog overrides), and `gemini` with none. */
-function catalog(baseUrl: string): CatalogFile {
-  const models: CatalogFile['models'] = { gemini: { ...GEMINI_FIXTURE_MODEL, base_url: baseUrl } };
+function catalog(baseUrl: string): WrittenCatalog {
+  const models: WrittenCatalog['models'] = { gemini: { ...GEMINI_FIXTURE_MODEL, base_url: baseUrl } };
   for (const name of REQUESTS)
     models[`gemini-${name}`] = { ...GEMINI_FIXTURE_MODEL, ...fixture<RequestFixture>(`requests/${name}.json`).model, base_url: baseUrl };
   return { models, tiers: { 'svc-flash': ['gemini'], 'svc-standard': ['gemini'], 'svc-pro': ['gemini'] } };

@@ -26,7 +26,11 @@ afterAll(async () => {
   await gateway?.close();
   await upstream?.close();
 });
-beforeEach(() => upstream.reset());
+beforeEach(async () => {
+  upstream.reset();
+  // Tests script 429s with long Retry-Afters and runs of failures: no pause or open breaker carries over.
+  await gateway.resetBreakers();
+});
 
 describe("the upstream's refusal of the request", () => {
   it.each([

@@ -49,6 +49,7 @@ function record(requestId: string, responseId: string | null): UsageRecord {
     responseId,
     batchId: null,
     customId: null,
+    deployment: null,
     createdAt: new Date(),
   };
 }

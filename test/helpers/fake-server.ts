@@ -27,6 +27,8 @@ export interface RecordedRequest<B extends BehaviourBase = BehaviourBase> {
   clientPort: number;
   /** Whether the client closed the connection before the response was complete. */
   clientClosed: boolean;
+  /** When the call arrived (Date.now()). */
+  receivedAt: number;
 }
 
 /** What a provider's fake answers one recorded call with. */
@@ -161,6 +163,7 @@ class Server<B extends BehaviourBase> implements FakeServer<B> {
       behaviour: behaviour.kind,
       clientPort: req.socket.remotePort ?? 0,
       clientClosed: false,
+      receivedAt: Date.now(),
     };
     this.requests.push(record);
     let serverBroke = false;

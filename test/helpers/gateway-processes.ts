@@ -68,6 +68,11 @@ export interface GatewayUnderTest {
   /** Issues a key for a tenant (created when new) and returns its secret. */
   issueKey(tenantId: string, role: Role): Promise<{ id: string; secret: string }>;
   startWorker(extraEnv?: Record<string, string>): Promise<GatewayProcess>;
+  /**
+   * Forgets every deployment's circuit breaker and 429 pause, and tells the workers: for suites
+   * whose tests script failures or long Retry-Afters that must not carry over to the next test.
+   */
+  resetBreakers(): Promise<void>;
   close(): Promise<void>;
   /** Kills every process and drops the database, leaving Redis alone: for a test that took its Redis away. */
   abandon(): Promise<void>;
@@ -203,6 +208,13 @@ export async function startGateway(options: {
     webs,
     workers,
     startWorker,
+    async resetBreakers() {
+      const found = await scanKeys(redis, keys.breaker('*'));
+      await Promise.all(found.map((key) => redis.del(key)));
+      await Promise.all(found.map((key) => redis.publish(keys.breakerChanges, key.slice(keys.breaker('').length))));
+      // The workers read the state again as the announcements arrive.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    },
     async issueKey(tenantId, role) {
       if (!(await repository.tenants.get(tenantId))) await repository.tenants.create({ id: tenantId, name: tenantId });
       const key = generateApiKey();

@@ -25,7 +25,7 @@ export async function failure(promise: Promise<unknown>): Promise<UpstreamError>
 
 /** The target a worker would build for a catalog entry (as src/domain/catalog/targets.ts does), with the given key. */
 export function targetFor<M extends CatalogModel>(model: M, apiKey: string | null = null, alias = 'test-model'): ProviderTarget<M> {
-  return { alias, provider: model.provider, upstreamModel: model.upstream_model, model, apiKey };
+  return { alias, deployment: alias, provider: model.provider, upstreamModel: model.upstream_model, model, apiKey };
 }
 
 /** A catalog entry's common fields, for tests that build entries of any provider. */

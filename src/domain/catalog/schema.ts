@@ -8,6 +8,9 @@ export const TIER_ALIASES = ['svc-flash', 'svc-standard', 'svc-pro'] as const;
 /** What a model serves: chat (completions, messages, responses), or embeddings. */
 export const MODEL_MODES = ['chat', 'embeddings'] as const;
 
+/** An alias: letters, digits and `._:/-`. */
+export const ALIAS_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:/-]*$';
+
 /** What every model of the catalog has, whatever its provider. */
 export const MODEL_FIELDS = {
   upstream_model: Type.String({ minLength: 1 }),
@@ -31,6 +34,36 @@ export const MODEL_FIELDS = {
     Type.Number({ exclusiveMinimum: 0, maximum: 1, description: 'A batch line costs this fraction of the live prices; absent: 1 (the live price).' }),
   ),
   rejected_params: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+  breaker: Type.Optional(
+    Type.Object(
+      {
+        failure_rate: Type.Optional(
+          Type.Number({ exclusiveMinimum: 0, maximum: 1, description: 'Share of failed calls in the window that opens it; absent: 0.5.' }),
+        ),
+        min_calls: Type.Optional(Type.Integer({ minimum: 1, description: 'Calls in the window before the share counts; absent: 10.' })),
+        window_s: Type.Optional(Type.Integer({ minimum: 1, description: 'The sliding window, seconds; absent: 30.' })),
+        cooldown_s: Type.Optional(
+          Type.Number({
+            exclusiveMinimum: 0,
+            description: 'How long it stays open before one probe; absent: 30. Doubled at each failed probe, up to 10 minutes.',
+          }),
+        ),
+      },
+      { additionalProperties: false, description: "Each deployment's circuit breaker." },
+    ),
+  ),
+};
+
+/** How a pooled alias picks a deployment for each attempt. */
+export const ROUTING_STRATEGIES = ['weighted'] as const;
+
+/** What a deployment of a pooled alias adds to its provider's fields. */
+export const DEPLOYMENT_FIELDS = {
+  id: Type.String({
+    pattern: ALIAS_PATTERN,
+    description: 'Unique across the catalog; named in usage records and the x-gateway-deployment header.',
+  }),
+  weight: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Share of the traffic against its siblings; absent: 1.' })),
 };
 
 type ModelSchema<D> = D extends ProviderDescriptor ? TObject<{ provider: TLiteral<D['name']> } & typeof MODEL_FIELDS & D['options']> : never;
@@ -44,14 +77,48 @@ function modelSchema<D extends ProviderDescriptor>(descriptor: D): ModelSchema<D
   ) as unknown as ModelSchema<D>;
 }
 
+/** One deployment of a pooled alias: where to call, with the provider's own options; the alias keeps the prices and limits. */
+type DeploymentSchemaOf<D> = D extends ProviderDescriptor
+  ? TObject<{ provider: TLiteral<D['name']>; upstream_model: (typeof MODEL_FIELDS)['upstream_model'] } & typeof DEPLOYMENT_FIELDS & D['options']>
+  : never;
+type DeploymentSchemas<T extends readonly unknown[]> = { -readonly [K in keyof T]: DeploymentSchemaOf<T[K]> };
+
+function deploymentSchema<D extends ProviderDescriptor>(descriptor: D): DeploymentSchemaOf<D> {
+  return Type.Object(
+    { provider: Type.Literal(descriptor.name), upstream_model: MODEL_FIELDS.upstream_model, ...DEPLOYMENT_FIELDS, ...descriptor.options },
+    { additionalProperties: false },
+  ) as unknown as DeploymentSchemaOf<D>;
+}
+
+/** Each provider kind's deployment schema, by name. */
+export const DEPLOYMENT_SCHEMAS: ReadonlyMap<string, TObject> = new Map(
+  PROVIDER_DESCRIPTORS.map((descriptor) => [descriptor.name, deploymentSchema(descriptor)]),
+);
+
+/** One deployment as written: a union over the providers' descriptors. */
+export const DeploymentSchema = Type.Union(PROVIDER_DESCRIPTORS.map(deploymentSchema) as DeploymentSchemas<typeof PROVIDER_DESCRIPTORS>);
+
+const { upstream_model: _upstream, ...ALIAS_FIELDS } = MODEL_FIELDS;
+
+/** A pooled alias's own fields, besides its deployments. */
+export const POOL_FIELDS = {
+  ...ALIAS_FIELDS,
+  routing: Type.Optional(
+    Type.Union(
+      ROUTING_STRATEGIES.map((name) => Type.Literal(name)),
+      { description: "absent: 'weighted'." },
+    ),
+  ),
+};
+
+/** A pooled alias: the alias's fields, several deployments (each checked against its provider's schema), and how to pick one. */
+export const PooledModelSchema = Type.Object({ ...POOL_FIELDS, deployments: Type.Array(DeploymentSchema, { minItems: 1 }) }, { additionalProperties: false });
+
 /** Each provider kind's model schema, by name (load-catalog.ts validates a model against its provider's alone, for errors that name the field). */
 export const MODEL_SCHEMAS: ReadonlyMap<string, TObject> = new Map(PROVIDER_DESCRIPTORS.map((descriptor) => [descriptor.name, modelSchema(descriptor)]));
 
 /** One model alias of the catalog file: a union over the providers' descriptors. */
 export const CatalogModelSchema = Type.Union(PROVIDER_DESCRIPTORS.map(modelSchema) as ModelSchemas<typeof PROVIDER_DESCRIPTORS>);
-
-/** An alias: letters, digits and `._:/-`. */
-export const ALIAS_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:/-]*$';
 
 /** The tiers: each an ordered list of model aliases. */
 export const TiersSchema = Type.Object(
@@ -65,7 +132,7 @@ export const TiersSchema = Type.Object(
 
 /** The catalog file: aliases, and the tiers as ordered candidate lists of aliases. */
 export const CatalogFileSchema = Type.Object(
-  { models: Type.Record(Type.String({ pattern: ALIAS_PATTERN }), CatalogModelSchema), tiers: TiersSchema },
+  { models: Type.Record(Type.String({ pattern: ALIAS_PATTERN }), Type.Union([CatalogModelSchema, PooledModelSchema])), tiers: TiersSchema },
   { additionalProperties: false },
 );
 
@@ -78,5 +145,29 @@ export type CatalogModel = Static<typeof CatalogModelSchema> & { max_output_toke
 export type ModelOf<N extends ProviderName> = Extract<CatalogModel, { provider: N }>;
 /** A catalog file as written (what the loader reads). */
 export type WrittenCatalog = Static<typeof CatalogFileSchema>;
-/** The parsed catalog file. */
-export type CatalogFile = Omit<Static<typeof CatalogFileSchema>, 'models'> & { models: Record<string, CatalogModel> };
+/** A circuit breaker's settings, defaults applied. */
+export interface BreakerSettings {
+  failureRate: number;
+  minCalls: number;
+  windowMs: number;
+  cooldownMs: number;
+  maxCooldownMs: number;
+}
+
+/** One place an alias's calls can go: the alias's entry with the deployment's provider fields. */
+export interface Deployment {
+  id: string;
+  weight: number;
+  model: CatalogModel;
+}
+
+/** What an alias's calls are spread over; an alias written as one target is a pool of one, its id the alias. */
+export interface Pool {
+  alias: string;
+  routing: (typeof ROUTING_STRATEGIES)[number];
+  breaker: BreakerSettings;
+  deployments: readonly Deployment[];
+}
+
+/** The parsed catalog file: each alias as its model (the first deployment's provider fields for a pool) and as its pool. */
+export type CatalogFile = Omit<Static<typeof CatalogFileSchema>, 'models'> & { models: Record<string, CatalogModel>; pools: Record<string, Pool> };

@@ -1,31 +1,50 @@
-import type { CatalogFile } from './schema.ts';
+import type { BreakerSettings, CatalogFile, CatalogModel, Pool } from './schema.ts';
 import type { ProviderTarget } from '../../providers/types.ts';
 
+/** A deployment resolved to where and how to call it, with its share of its alias's traffic. */
+export type WeightedTarget = ProviderTarget & { weight: number };
+
+/** An alias's deployments resolved, with how to pick among them and their breakers' settings. */
+export interface TargetPool {
+  alias: string;
+  routing: Pool['routing'];
+  breaker: BreakerSettings;
+  targets: readonly WeightedTarget[];
+}
+
 /** The key variable a model names, if its provider takes one. */
-function keyVariable(model: CatalogFile['models'][string]): string | undefined {
+function keyVariable(model: CatalogModel): string | undefined {
   return 'api_key_env' in model ? model.api_key_env : undefined;
 }
 
-/** Every catalog alias resolved to where and how to call it; built once at startup. */
-export function buildTargets(file: CatalogFile, readSecret: (name: string) => string | undefined): Map<string, ProviderTarget> {
-  const targets = new Map<string, ProviderTarget>();
-  for (const [alias, model] of Object.entries(file.models)) {
-    const variable = keyVariable(model);
-    targets.set(alias, {
-      alias,
-      provider: model.provider,
-      upstreamModel: model.upstream_model,
-      model,
-      apiKey: variable ? (readSecret(variable) ?? null) : null,
+/** Every catalog alias resolved to its deployments; built once at startup. */
+export function buildPools(file: CatalogFile, readSecret: (name: string) => string | undefined): Map<string, TargetPool> {
+  const pools = new Map<string, TargetPool>();
+  for (const [alias, pool] of Object.entries(file.pools)) {
+    const targets = pool.deployments.map(({ id, weight, model }): WeightedTarget => {
+      const variable = keyVariable(model);
+      return {
+        alias,
+        deployment: id,
+        provider: model.provider,
+        upstreamModel: model.upstream_model,
+        model,
+        apiKey: variable ? (readSecret(variable) ?? null) : null,
+        weight,
+      };
     });
+    pools.set(alias, { alias, routing: pool.routing, breaker: pool.breaker, targets });
   }
-  return targets;
+  return pools;
 }
 
-/** Aliases whose provider key variable is named but not set: they will fail at call time. */
+/** Deployments whose provider key variable is named but not set: they will fail at call time. */
 export function missingSecrets(file: CatalogFile, readSecret: (name: string) => string | undefined): string[] {
-  return Object.entries(file.models).flatMap(([alias, model]) => {
-    const variable = keyVariable(model);
-    return variable !== undefined && !readSecret(variable) ? [`${alias} (${variable})`] : [];
-  });
+  return Object.values(file.pools).flatMap((pool) =>
+    pool.deployments.flatMap(({ id, model }) => {
+      const variable = keyVariable(model);
+      const name = id === pool.alias ? pool.alias : `${pool.alias}/${id}`;
+      return variable !== undefined && !readSecret(variable) ? [`${name} (${variable})`] : [];
+    }),
+  );
 }

@@ -13,6 +13,8 @@ export interface EventLogState {
   /** What those chunks carried, as countable text, and the alias that produced them. */
   streamedText: string;
   streamedModel: string | null;
+  /** The deployment the first event named (none in logs of gateways older than deployment pools). */
+  streamedDeployment: string | null;
 }
 
 /**
@@ -26,12 +28,13 @@ export async function readEventLog(
   readChunk: (payload: string) => { text: string; model: string | null },
 ): Promise<EventLogState> {
   const entries = await redis.xrange(keys.events(job.tenantId, job.requestId), '-', '+');
-  const state: EventLogState = { lastSeq: 0, finished: false, sentChunks: false, streamedText: '', streamedModel: null };
+  const state: EventLogState = { lastSeq: 0, finished: false, sentChunks: false, streamedText: '', streamedModel: null, streamedDeployment: null };
   for (const [id, fields] of entries) {
     const event = parseEventLine(Number(id.slice(2)), fields[1] ?? '');
     if (!event) continue;
     state.lastSeq = event.seq;
     state.finished = isTerminal(event.type);
+    state.streamedDeployment ??= event.deployment ?? null;
     if (event.type !== 'chunk') continue;
     state.sentChunks = true;
     for (const part of payloadParts(event.payload)) {

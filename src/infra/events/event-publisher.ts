@@ -35,6 +35,9 @@ export class EventPublisher {
   #unsent: EventLine[] = [];
   #expiring = false;
   #scheduled = false;
+  /** The deployment to name on the next event, once. */
+  #deployment: string | null = null;
+  #routed = false;
   #tail: Promise<void> = Promise.resolve();
 
   constructor(options: {
@@ -66,9 +69,16 @@ export class EventPublisher {
     return this.#seq;
   }
 
+  /** Names the deployment that answers on the next event (the first chunk, or the end), once. */
+  route(deployment: string): void {
+    if (this.#routed) return;
+    this.#routed = true;
+    this.#deployment = deployment;
+  }
+
   /** Queues a chunk event; it is sent with the others of this turn. */
   emit(payload: string): void {
-    this.#batch.push({ seq: ++this.#seq, line: encodeEventLine('chunk', payload) });
+    this.#batch.push({ seq: ++this.#seq, line: encodeEventLine('chunk', payload, this.#takeDeployment()) });
     if (this.#scheduled) return;
     this.#scheduled = true;
     setImmediate(() => this.#send());
@@ -85,7 +95,7 @@ export class EventPublisher {
    */
   async finish(type: 'result' | 'done' | 'error', payload: string, ending: RequestEnding): Promise<void> {
     this.#scheduled = false;
-    this.#unsent.push(...this.#batch, { seq: ++this.#seq, line: encodeEventLine(type, payload) });
+    this.#unsent.push(...this.#batch, { seq: ++this.#seq, line: encodeEventLine(type, payload, this.#takeDeployment()) });
     this.#batch = [];
     // A failed batch's events are still in #unsent.
     await this.#tail.catch(() => undefined);
@@ -107,6 +117,12 @@ export class EventPublisher {
   /** The terminal event of a failed request (see `finish`). */
   finishWithError(error: GatewayError, ending: RequestEnding): Promise<void> {
     return this.finish('error', errorToPayload(error), ending);
+  }
+
+  #takeDeployment(): string | null {
+    const deployment = this.#deployment;
+    this.#deployment = null;
+    return deployment;
   }
 
   #send(): void {

@@ -10,10 +10,13 @@ export class EventQueue implements AsyncIterable<ReplyEvent> {
   onBuffered: (() => void) | null = null;
   /** When the request's last event (its result, end or error) arrived (performance.now()): the web tier's work after it is measured from here. */
   lastEventAt: number | null = null;
+  /** The deployment that answered, from the first event that names it (the first chunk or the result). */
+  deployment: string | null = null;
 
   /** Adds an event (ignored once closed). */
   push(event: ReplyEvent): void {
     if (this.#closed) return;
+    if (event.deployment !== undefined) this.deployment ??= event.deployment;
     if (event.type !== 'chunk') this.lastEventAt = performance.now();
     if (this.#waiter) {
       const waiter = this.#waiter;

@@ -11,6 +11,12 @@ export interface ReplyEvent {
   seq: number;
   type: ReplyEventType;
   /**
+   * On a request's first chunk or its result: the catalog id of the deployment that answered, for
+   * the web's header and for a re-run of an interrupted stream. It rides on the event rather than
+   * being one, so that it costs no sequence number (a client's SSE ids stay 1, 2, …) and no write.
+   */
+  deployment?: string;
+  /**
    * JSON text: the chunk or completion exactly as the client receives it, or the wire error. A
    * chunk may hold several of the client's events (see `groupPayloads`).
    */
@@ -37,17 +43,21 @@ export function payloadParts(payload: string): string[] {
 
 const TYPES = new Set<string>(['chunk', 'result', 'done', 'error']);
 
-/** The line stored in the stream: `<type> <payload>`. */
-export function encodeEventLine(type: ReplyEventType, payload: string): string {
-  return `${type} ${payload}`;
+/** The line stored in the stream: `<type> <payload>`, or `<type>@<deployment> <payload>` (an id has no `@` and no space). */
+export function encodeEventLine(type: ReplyEventType, payload: string, deployment: string | null = null): string {
+  return deployment === null ? `${type} ${payload}` : `${type}@${deployment} ${payload}`;
 }
 
 /** Parses a stored line back into an event; null when it is not one of ours. */
 export function parseEventLine(seq: number, line: string): ReplyEvent | null {
   const space = line.indexOf(' ');
-  const type = space < 0 ? line : line.slice(0, space);
+  const head = space < 0 ? line : line.slice(0, space);
+  const at = head.indexOf('@');
+  const type = at < 0 ? head : head.slice(0, at);
   if (!TYPES.has(type) || !Number.isSafeInteger(seq)) return null;
-  return { seq, type: type as ReplyEventType, payload: space < 0 ? '' : line.slice(space + 1) };
+  const event: ReplyEvent = { seq, type: type as ReplyEventType, payload: space < 0 ? '' : line.slice(space + 1) };
+  if (at >= 0) event.deployment = head.slice(at + 1);
+  return event;
 }
 
 /** A reply-channel message: the request id, then one `<seq> <line>` per event (payloads are JSON: no newline). */

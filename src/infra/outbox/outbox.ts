@@ -32,6 +32,7 @@ const OLDER_RECORD_DEFAULTS = {
   responseId: null,
   batchId: null,
   customId: null,
+  deployment: null,
 } as const;
 
 /** Parses a record written by encodeOutboxRecord, reviving its dates. */

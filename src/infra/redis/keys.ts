@@ -37,6 +37,10 @@ export interface RedisKeys {
   readonly settingsInvalidations: string;
   /** Pub/sub channel announcing a revoked key or a disabled or enabled tenant (the tenant id), so caches drop its keys and status. */
   readonly authInvalidations: string;
+  /** One deployment's circuit breaker and pause (hash; see circuit-breaker-1.lua), shared by every worker. */
+  breaker(deploymentId: string): string;
+  /** Pub/sub channel announcing a breaker's change (`<deployment id>`), so workers read it at once. */
+  readonly breakerChanges: string;
   /** When a worker last showed itself (ms, written by every worker, with an expiry): /readyz of web reads it. */
   readonly workerHeartbeat: string;
   /** The tenant's GCRA buckets: one hash field for the tenant and one per API key, each holding both dimensions. */
@@ -92,6 +96,8 @@ export function createRedisKeys(prefix: string, queueShards = 1): RedisKeys {
     promptInvalidations: `${prefix}:invalidate:prompts`,
     settingsInvalidations: `${prefix}:invalidate:settings`,
     authInvalidations: `${prefix}:invalidate:auth`,
+    breaker: (deploymentId: string) => `${prefix}:breaker:${deploymentId}`,
+    breakerChanges: `${prefix}:breaker-changes`,
     workerHeartbeat: `${prefix}:workers:heartbeat`,
     rate: (tenantId: string) => `${prefix}:{${tenantId}}:rate`,
     idempotency: (tenantId: string, keyDigest: string) => `${prefix}:{${tenantId}}:idem:${keyDigest}`,

@@ -20,6 +20,7 @@ export const SCRIPT_FILES = {
   responseStart: 'response-start-1.lua',
   responseCancel: 'response-cancel-1.lua',
   responseKeep: 'response-keep-1.lua',
+  circuitBreaker: 'circuit-breaker-1.lua',
 } as const;
 
 /** The name a script is defined under on a client (`redis.admit(…)`). */

@@ -175,6 +175,8 @@ export interface UsageRecord {
   batchId: string | null;
   /** That line's `custom_id`; null for a live request. */
   customId: string | null;
+  /** The deployment of `model` that answered (or was tried last): its catalog id, the alias for an alias of one target; null before any call. */
+  deployment: string | null;
   createdAt: Date;
 }
 

@@ -32,6 +32,7 @@ export interface UsageFields {
   response_id: string | null;
   batch_id: string | null;
   custom_id: string | null;
+  deployment: string | null;
   created_at: Date;
 }
 
@@ -67,6 +68,7 @@ export function toUsageFields(record: UsageRecord): UsageFields {
     response_id: record.responseId,
     batch_id: record.batchId,
     custom_id: record.customId,
+    deployment: record.deployment,
     created_at: record.createdAt,
   };
 }
@@ -107,6 +109,8 @@ export function fromUsageFields(fields: UsageFields): UsageRecord {
     // Nor do those written before batches existed.
     batchId: fields.batch_id ?? null,
     customId: fields.custom_id ?? null,
+    // And those written before deployment pools.
+    deployment: fields.deployment ?? null,
     createdAt: fields.created_at,
   };
 }

@@ -6,6 +6,7 @@ import { SSE_KEEP_ALIVE } from '../../wire/sse-frames.ts';
 import type { SseFraming } from '../../operations/sse-framing.ts';
 import type { Dispatch } from '../../infra/events/event-queue.ts';
 import type { EventQueue } from '../../infra/events/event-queue.ts';
+import { DEPLOYMENT_HEADER } from './deployment-header.ts';
 
 /** Limits of one SSE response. */
 export interface SseOptions {
@@ -14,7 +15,7 @@ export interface SseOptions {
   maxBufferedBytes: number;
 }
 
-function openStream(request: FastifyRequest, reply: FastifyReply): ServerResponse {
+function openStream(request: FastifyRequest, reply: FastifyReply, deployment: string | null): ServerResponse {
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {
@@ -23,6 +24,7 @@ function openStream(request: FastifyRequest, reply: FastifyReply): ServerRespons
     'cache-control': 'no-cache, no-transform',
     'x-accel-buffering': 'no',
     'x-request-id': request.id,
+    ...(deployment === null ? {} : { [DEPLOYMENT_HEADER]: deployment }),
   });
   return raw;
 }
@@ -86,7 +88,7 @@ export async function relaySse(
   if (!first && reply.raw.destroyed) throw new ClientClosedRequestError();
   if (!first) throw new InternalError('The request ended without an answer.');
   if (first.type === 'error') throw payloadToError(first.payload);
-  const raw = openStream(request, reply);
+  const raw = openStream(request, reply, dispatch.events.deployment);
   const keepAlive = setInterval(() => raw.write(SSE_KEEP_ALIVE), options.keepAliveMs);
   let dropped = false;
   // The chunk sent last (its last event is what a dialect numbering its events counts from).

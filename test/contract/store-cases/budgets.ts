@@ -37,6 +37,7 @@ function spend(tenantId: string, costMicros: number, feature: string | null, cre
     responseId: null,
     batchId: null,
     customId: null,
+    deployment: null,
     createdAt: new Date(createdAt),
   };
 }

@@ -40,6 +40,7 @@ function usageRecord(tenantId: string, overrides: Partial<UsageRecord> = {}): Us
     responseId: `resp_${uid()}`,
     batchId: `batch_${uid()}`,
     customId: `line-${uid()}`,
+    deployment: 'fast-east',
     createdAt: new Date(DAY_1 + 3_600_000),
     ...overrides,
   };
@@ -72,6 +73,7 @@ export function usageCases(store: StoreContext): void {
       responseId: null,
       batchId: null,
       customId: null,
+      deployment: null,
       createdAt: new Date(DAY_1 + 1_234),
     });
     expect(await store.repo().usage.insertMany([full, sparse])).toBe(2);

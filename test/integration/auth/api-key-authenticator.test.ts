@@ -83,8 +83,10 @@ describe('ApiKeyAuthenticator: lookups', () => {
     const developer = await issue('acme', 'developer');
     const auditor = await issue('globex', 'auditor');
     const authenticator = new ApiKeyAuthenticator(repository, TTL_MS);
-    expect(await authenticator.authenticate(`Bearer ${developer.secret}`)).toEqual({ tenantId: 'acme', role: 'developer', keyId: developer.id });
-    expect(await authenticator.authenticate(`bearer   ${auditor.secret}  `)).toEqual({ tenantId: 'globex', role: 'auditor', keyId: auditor.id });
+    // A key issued without limits of its own carries none: the plan's apply.
+    const limits = { requestsPerMinute: null, tokensPerMinute: null, maxConcurrent: null };
+    expect(await authenticator.authenticate(`Bearer ${developer.secret}`)).toEqual({ tenantId: 'acme', role: 'developer', keyId: developer.id, limits });
+    expect(await authenticator.authenticate(`bearer   ${auditor.secret}  `)).toEqual({ tenantId: 'globex', role: 'auditor', keyId: auditor.id, limits });
   });
 
   it('keeps a revoked key working until the TTL passes, then refuses it', async () => {

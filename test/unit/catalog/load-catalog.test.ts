@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CatalogError, candidatesOf, loadCatalogFile } from '../../../src/domain/catalog/load-catalog.ts';
-import type { CatalogFile, CatalogModel } from '../../../src/domain/catalog/schema.ts';
+import type { CatalogFile, CatalogModel, WrittenCatalog } from '../../../src/domain/catalog/schema.ts';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 let dir: string;
@@ -28,7 +28,7 @@ function model(overrides: Record<string, unknown> = {}): CatalogModel {
   };
 }
 
-function catalog(): CatalogFile {
+function catalog(): WrittenCatalog {
   return {
     models: {
       small: model(),
@@ -37,6 +37,11 @@ function catalog(): CatalogFile {
     },
     tiers: { 'svc-flash': ['small'], 'svc-standard': ['big', 'small'], 'svc-pro': ['remote', 'big'] },
   };
+}
+
+/** The catalog as the loader gives it; candidatesOf reads only models and tiers. */
+function loaded(): CatalogFile {
+  return { ...(catalog() as Omit<CatalogFile, 'pools'>), pools: {} };
 }
 
 let fileNumber = 0;
@@ -59,7 +64,8 @@ async function loadError(data: unknown): Promise<{ path: string; message: string
 describe('loadCatalogFile: formats', () => {
   it('reads JSON', async () => {
     const path = await write(JSON.stringify(catalog()));
-    expect(await loadCatalogFile(path)).toEqual(catalog());
+    const { models, tiers } = await loadCatalogFile(path);
+    expect({ models, tiers }).toEqual(catalog());
   });
 
   it.each(['yaml', 'yml', 'YAML'])('reads YAML by its .%s extension', async (extension) => {
@@ -205,24 +211,113 @@ describe('loadCatalogFile: modes', () => {
   });
 });
 
+describe('loadCatalogFile: deployment pools', () => {
+  const ALIAS_FIELDS = { context_window: 8192, max_output_tokens: 512, input_price_per_mtok: 1, output_price_per_mtok: 2 };
+  const openai = (id: string, extra: Record<string, unknown> = {}) => ({
+    id,
+    provider: 'openai-compatible',
+    upstream_model: 'gpt-x',
+    base_url: `https://${id}.example.com/v1`,
+    ...extra,
+  });
+  const withModels = (models: Record<string, unknown>) => ({ ...catalog(), models: { ...catalog().models, ...models } });
+
+  it("reads an alias with deployments as a model (the first deployment's provider fields) and a pool, defaults applied", async () => {
+    const file = await loadCatalogFile(
+      await write(
+        JSON.stringify(withModels({ pooled: { ...ALIAS_FIELDS, deployments: [openai('east', { weight: 3, api_key_env: 'EAST_KEY' }), openai('west')] } })),
+      ),
+    );
+    expect(file.models['pooled']).toMatchObject({
+      provider: 'openai-compatible',
+      upstream_model: 'gpt-x',
+      base_url: 'https://east.example.com/v1',
+      context_window: 8192,
+    });
+    expect(file.pools['pooled']).toEqual({
+      alias: 'pooled',
+      routing: 'weighted',
+      breaker: { failureRate: 0.5, minCalls: 10, windowMs: 30_000, cooldownMs: 30_000, maxCooldownMs: 600_000 },
+      deployments: [
+        {
+          id: 'east',
+          weight: 3,
+          model: expect.objectContaining({ base_url: 'https://east.example.com/v1', api_key_env: 'EAST_KEY', input_price_per_mtok: 1 }),
+        },
+        { id: 'west', weight: 1, model: expect.objectContaining({ base_url: 'https://west.example.com/v1', output_price_per_mtok: 2 }) },
+      ],
+    });
+  });
+
+  it('makes an alias written as one target a pool of one, its id the alias, with the breaker it names', async () => {
+    const data = catalog() as unknown as { models: Record<string, Record<string, unknown>> };
+    (data.models['small'] as Record<string, unknown>)['breaker'] = { min_calls: 3, cooldown_s: 1200 };
+    const file = await loadCatalogFile(await write(JSON.stringify(data)));
+    expect(file.pools['small']).toMatchObject({
+      deployments: [{ id: 'small', weight: 1 }],
+      breaker: { minCalls: 3, cooldownMs: 1_200_000, maxCooldownMs: 1_200_000 },
+    });
+  });
+
+  it('names the deployment and its field when one is wrong', async () => {
+    const { path, message } = await loadError(
+      withModels({ pooled: { ...ALIAS_FIELDS, deployments: [openai('east'), openai('west', { base_url: 'ftp://x' })] } }),
+    );
+    expect(message).toMatch(new RegExp(`^Catalog ${path}: /models/pooled/deployments/1/base_url `));
+    const missing = await loadError(
+      withModels({ pooled: { ...ALIAS_FIELDS, deployments: [{ provider: 'openai-compatible', upstream_model: 'm', id: 'a' }] } }),
+    );
+    expect(missing.message).toMatch(/: \/models\/pooled\/deployments\/0\/base_url is required for provider openai-compatible\.$/);
+  });
+
+  it('refuses a pool without deployments, a pool with an upstream_model of its own, and an unknown routing', async () => {
+    expect((await loadError(withModels({ pooled: { ...ALIAS_FIELDS, deployments: [] } }))).message).toMatch(/\/models\/pooled\/deployments /);
+    expect((await loadError(withModels({ pooled: { ...ALIAS_FIELDS, upstream_model: 'x', deployments: [openai('a')] } }))).message).toMatch(
+      /\/models\/pooled\/upstream_model Unexpected property\.$/,
+    );
+    expect((await loadError(withModels({ pooled: { ...ALIAS_FIELDS, routing: 'round-robin', deployments: [openai('a')] } }))).message).toMatch(
+      /\/models\/pooled\/routing /,
+    );
+  });
+
+  it('refuses deployments of different providers under one alias', async () => {
+    const sim = { id: 'sim', provider: 'simulator', upstream_model: 's' };
+    const { message } = await loadError(withModels({ pooled: { ...ALIAS_FIELDS, deployments: [openai('a'), sim] } }));
+    expect(message).toMatch(/\/models\/pooled\/deployments\/1\/provider differs from the first deployment's/);
+  });
+
+  it('refuses a deployment id used twice, or used as the alias of a model written as one target', async () => {
+    const twice = await loadError(withModels({ one: { ...ALIAS_FIELDS, deployments: [openai('a')] }, two: { ...ALIAS_FIELDS, deployments: [openai('a')] } }));
+    expect(twice.message).toMatch(/deployment id 'a' of \/models\/two is also a deployment of \/models\/one; ids are unique across the catalog\.$/);
+    const alias = await loadError(withModels({ pooled: { ...ALIAS_FIELDS, deployments: [openai('small')] } }));
+    expect(alias.message).toMatch(/deployment id 'small' of \/models\/pooled is also an alias written as one target/);
+  });
+
+  it('refuses a breaker setting out of range', async () => {
+    const data = catalog() as unknown as { models: Record<string, Record<string, unknown>> };
+    (data.models['small'] as Record<string, unknown>)['breaker'] = { failure_rate: 1.5 };
+    expect((await loadError(data)).message).toMatch(/\/models\/small\/breaker\/failure_rate /);
+  });
+});
+
 describe('candidatesOf', () => {
   it('gives one candidate for a model alias, with its alias', () => {
-    expect(candidatesOf(catalog(), 'big')).toEqual([{ ...model({ upstream_model: 'sim-big', context_window: 128_000 }), alias: 'big' }]);
+    expect(candidatesOf(loaded(), 'big')).toEqual([{ ...model({ upstream_model: 'sim-big', context_window: 128_000 }), alias: 'big' }]);
   });
 
   it("gives a tier's models in the tier's order", () => {
-    const candidates = candidatesOf(catalog(), 'svc-pro');
+    const candidates = candidatesOf(loaded(), 'svc-pro');
     expect(candidates?.map((c) => c.alias)).toEqual(['remote', 'big']);
     expect(candidates?.[0]).toMatchObject({ base_url: 'https://api.example.com/v1' });
-    expect(candidatesOf(catalog(), 'svc-standard')?.map((c) => c.alias)).toEqual(['big', 'small']);
+    expect(candidatesOf(loaded(), 'svc-standard')?.map((c) => c.alias)).toEqual(['big', 'small']);
   });
 
   it('gives null for an unknown alias', () => {
-    expect(candidatesOf(catalog(), 'gpt-5')).toBeNull();
+    expect(candidatesOf(loaded(), 'gpt-5')).toBeNull();
   });
 
   it.each(['toString', 'constructor', '__proto__', 'hasOwnProperty'])('gives null for the inherited property name %s', (alias) => {
-    expect(candidatesOf(catalog(), alias)).toBeNull();
+    expect(candidatesOf(loaded(), alias)).toBeNull();
   });
 });
 
@@ -241,5 +336,9 @@ describe('the catalogs of the repository', () => {
     expect(candidatesOf(file, 'svc-standard')?.map((c) => c.provider)).toEqual(['anthropic', 'openai-compatible', 'gemini']);
     expect(file.models['gpt-4o-azure']).toMatchObject({ azure: { api_version: '2024-10-21', deployment: 'gpt-4o-prod' } });
     expect(file.models['gemini-embedding']).toMatchObject({ provider: 'gemini', mode: 'embeddings' });
+    expect(file.pools['gpt-4o-pooled']?.deployments.map((deployment) => [deployment.id, deployment.weight])).toEqual([
+      ['gpt-4o-east', 3],
+      ['gpt-4o-azure-west', 1],
+    ]);
   });
 });

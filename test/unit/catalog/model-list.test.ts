@@ -21,6 +21,7 @@ const catalog: CatalogFile = {
     embed: model({ mode: 'embeddings', max_output_tokens: 0, output_price_per_mtok: 0, input_price_per_mtok: 0.02 }),
   },
   tiers: { 'svc-flash': ['small'], 'svc-standard': ['large', 'small'], 'svc-pro': ['large'] },
+  pools: {},
 };
 
 describe('listModels', () => {

@@ -33,6 +33,7 @@ const usage: UsageRecord = {
   responseId: null,
   batchId: null,
   customId: null,
+  deployment: null,
   createdAt: new Date('2026-11-28T20:45:01.234Z'),
 };
 

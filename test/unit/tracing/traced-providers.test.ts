@@ -21,7 +21,7 @@ const PRICES = { context_window: 8192, max_output_tokens: 1024, input_price_per_
 
 function target(alias: string, model: Record<string, unknown>): ProviderTarget {
   const full = { ...PRICES, ...model } as unknown as CatalogModel;
-  return { alias, provider: full.provider, upstreamModel: full.upstream_model, model: full, apiKey: null };
+  return { alias, deployment: alias, provider: full.provider, upstreamModel: full.upstream_model, model: full, apiKey: null };
 }
 
 const openai = target('gpt', { provider: 'openai-compatible', upstream_model: 'gpt-4o', base_url: 'https://api.openai.com/v1' });

@@ -51,6 +51,7 @@ const usageSchema = new Schema<UsageDocument>(
     response_id: { type: String, default: null },
     batch_id: { type: String, default: null },
     custom_id: { type: String, default: null },
+    deployment: { type: String, default: null },
     created_at: { type: Date, required: true },
   },
   { collection: 'usage_records', versionKey: false },

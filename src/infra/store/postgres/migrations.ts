@@ -383,6 +383,11 @@ export const MIGRATIONS: readonly Migration[] = [
         ADD COLUMN max_concurrent integer CHECK (max_concurrent > 0);
     `,
   },
+  {
+    version: 16,
+    name: 'the deployment of a usage record',
+    sql: `ALTER TABLE usage_records ADD COLUMN deployment text;`,
+  },
 ];
 
 // Any constant works; it only has to be the same in every process that migrates.

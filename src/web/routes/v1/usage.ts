@@ -57,6 +57,12 @@ export const UsageRecordSchema = Type.Object({
   response_id: Nullable(Type.String({ description: 'The Response object (`resp_…`) of a Responses request; null for other requests.' })),
   batch_id: Nullable(Type.String({ description: 'The batch (`batch_…`, `msgbatch_…`) a line of which the request was; null for a live request.' })),
   custom_id: Nullable(Type.String({ description: "That line's `custom_id`; null for a live request." })),
+  deployment: Nullable(
+    Type.String({
+      description:
+        'The deployment of `model` that answered (or was tried last), by its catalog id; the alias itself for a model of one target; null when no call was made.',
+    }),
+  ),
   created_at: Type.String({ format: 'date-time' }),
 });
 

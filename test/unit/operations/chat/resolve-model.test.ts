@@ -30,6 +30,7 @@ const catalog: CatalogFile = {
     'svc-standard': ['tiny', 'big', 'mid'],
     'svc-pro': ['reasoning', 'tiny', 'mid', 'big'],
   },
+  pools: {},
 };
 
 function resolve(request: ChatCompletionRequest) {
@@ -169,6 +170,7 @@ describe('resolveModel: what each provider can serve', () => {
       gpt: model(100_000, { provider: 'openai-compatible', base_url: 'http://127.0.0.1:1/v1' }),
     },
     tiers: { 'svc-flash': ['claude', 'gemini', 'gpt'], 'svc-standard': ['claude'], 'svc-pro': ['gemini'] },
+    pools: {},
   };
 
   it('drops a candidate whose provider does not take a parameter, before anything is queued', () => {

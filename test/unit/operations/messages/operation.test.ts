@@ -15,6 +15,7 @@ const catalog: CatalogFile = {
     tiny: { provider: 'openai-compatible', upstream_model: 'tiny-test', base_url: 'http://127.0.0.1:1', context_window: 300, ...prices },
   },
   tiers: { 'svc-standard': ['gpt', 'claude'], 'svc-pro': ['claude'], 'svc-flash': ['tiny'] },
+  pools: {},
 };
 // The Messages plan reads no kept responses and no tenant settings.
 const context = { catalog, prompts: {} as PromptCache, tenantId: 'acme', requestId: 'req_1', headers: {} } as unknown as PlanContext;

@@ -1,0 +1,78 @@
+import type { TargetPool, WeightedTarget } from '../../domain/catalog/targets.ts';
+import { isUpstreamError } from '../../providers/shared/upstream-error.ts';
+import type { CircuitBreakers } from './circuit-breakers.ts';
+
+/**
+ * Where an attempt goes: a deployment (perhaps as its breaker's probe); nowhere before a 429's
+ * pause ends; or nowhere at all, every deployment's breaker being open.
+ */
+export type Choice = { kind: 'call'; target: WeightedTarget; probe: boolean } | { kind: 'paused'; untilMs: number } | { kind: 'open'; untilMs: number };
+
+/** A weighted random pick; the weights need not sum to anything. */
+function weighted(targets: readonly WeightedTarget[], random: () => number): WeightedTarget {
+  let left = random() * targets.reduce((sum, target) => sum + target.weight, 0);
+  for (const target of targets) {
+    left -= target.weight;
+    if (left < 0) return target;
+  }
+  return targets[targets.length - 1] as WeightedTarget;
+}
+
+/**
+ * Picks a deployment of an alias for each attempt, weighted, among those whose breaker lets calls
+ * through and that no 429 paused, preferring those the request has not tried yet; a deployment
+ * whose cooldown ended is picked as any other, and goes as the probe if it wins its breaker's one.
+ */
+export class DeploymentRouter {
+  readonly #breakers: CircuitBreakers;
+  readonly #random: () => number;
+
+  constructor(breakers: CircuitBreakers, random: () => number = Math.random) {
+    this.#breakers = breakers;
+    this.#random = random;
+  }
+
+  async choose(pool: TargetPool, tried: ReadonlySet<string>): Promise<Choice> {
+    const now = Date.now();
+    const open: number[] = [];
+    const paused: number[] = [];
+    let usable: WeightedTarget[] = [];
+    const due = new Set<string>();
+    for (const target of pool.targets) {
+      const availability = this.#breakers.availability(target.deployment, now);
+      if (availability.kind === 'open') open.push(availability.untilMs);
+      else if (availability.kind === 'paused') paused.push(availability.untilMs);
+      else {
+        usable.push(target);
+        if (availability.kind === 'probe') due.add(target.deployment);
+      }
+    }
+    while (usable.length > 0) {
+      const untried = usable.filter((target) => !tried.has(target.deployment));
+      const target = weighted(untried.length > 0 ? untried : usable, this.#random);
+      if (!due.has(target.deployment)) return { kind: 'call', target, probe: false };
+      if (await this.#breakers.probe(target.deployment)) return { kind: 'call', target, probe: true };
+      usable = usable.filter((other) => other !== target);
+      open.push(Date.now() + 1_000);
+    }
+    // Paused deployments come back at a known time: the request waits for the first of them.
+    if (paused.length > 0) return { kind: 'paused', untilMs: Math.min(...paused) };
+    return { kind: 'open', untilMs: Math.min(...open) };
+  }
+
+  /**
+   * Counts how a call ended in its deployment's breaker: a retryable failure (connection, timeout,
+   * 429, 5xx, a broken stream) counts against it; an answer, even a refusal of the request, counts
+   * for it. A cancelled call, or one that failed on this side, says nothing of the deployment (a
+   * probe so ended leaves the breaker half-open until its lease lets another go). A 429's Retry-After
+   * pauses the deployment for every worker when `pauses` (a live request's call; a batch line's 429
+   * slows its lane alone, never the live requests: spec, Batches).
+   */
+  record(target: WeightedTarget, probe: boolean, error: unknown, signal: AbortSignal, pauses = true): void {
+    if (signal.aborted) return;
+    if (error !== null && !isUpstreamError(error)) return;
+    const failed = error !== null && error.retryable;
+    const retryAfterMs = pauses && failed && error.kind === 'rate_limited' ? (error.retryAfterMs ?? 0) : 0;
+    this.#breakers.record(target.deployment, { failed, probe, pauseUntilMs: retryAfterMs > 0 ? Date.now() + retryAfterMs : 0 });
+  }
+}
