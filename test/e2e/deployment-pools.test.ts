@@ -33,6 +33,14 @@ function catalog(up: Record<Name, FakeUpstream>): WrittenCatalog {
       },
       doomed: { ...ALIAS, deployments: [deployment('doomed-1', up.doomed)], breaker: { min_calls: 2, cooldown_s: 30 } },
       steady: { ...ALIAS, provider: 'openai-compatible', upstream_model: 'steady-model', base_url: up.steady.url },
+      narrow: {
+        ...ALIAS,
+        context_window: 64,
+        context_window_fallback: 'steady',
+        provider: 'openai-compatible',
+        upstream_model: 'narrow-model',
+        base_url: up.steady.url,
+      },
       limited: { ...ALIAS, deployments: [deployment('limited-1', up.limited)], breaker: { min_calls: 1_000_000 } },
     },
     tiers: { 'svc-flash': ['steady'], 'svc-standard': ['steady'], 'svc-pro': ['doomed', 'steady'] },
@@ -237,5 +245,17 @@ describe('provider backpressure', () => {
     expect([...(await first), ...rest].every((answer) => answer.status === 200)).toBe(true);
     expect(up.limited.requests).toHaveLength(32);
     for (const request of up.limited.requests.slice(1)) expect(request.receivedAt - limitedAt).toBeGreaterThanOrEqual(950);
+  });
+});
+
+describe('context-window fallback', () => {
+  it('sends a prompt too long for a model to the larger one the catalog names, and says which answered', async () => {
+    const short = await client.chat.completions.create({ model: 'narrow', messages: hello });
+    expect(short.model).toBe('narrow');
+    const long = [{ role: 'user' as const, content: 'hello '.repeat(200) }];
+    const { data, response } = await client.chat.completions.create({ model: 'narrow', messages: long }).withResponse();
+    expect(data.model).toBe('steady');
+    expect(response.headers.get('x-gateway-deployment')).toBe('steady');
+    expect(up.steady.requests.map((request) => (request.body as { model: string }).model)).toEqual(['narrow-model', 'steady-model']);
   });
 });

@@ -161,6 +161,18 @@ function validate(path: string, data: unknown): CatalogFile {
       deploymentIds.set(id, alias);
     }
   }
+  for (const [alias, model] of Object.entries(models)) {
+    const fallback = model.context_window_fallback;
+    if (fallback === undefined) continue;
+    const larger = Object.hasOwn(models, fallback) ? models[fallback] : undefined;
+    if (!larger) throw new CatalogError(`Catalog ${path}: /models/${alias}/context_window_fallback names '${fallback}', which is not in /models.`);
+    if (model.mode === 'embeddings' || larger.mode === 'embeddings')
+      throw new CatalogError(`Catalog ${path}: /models/${alias}/context_window_fallback: a fallback joins two chat models.`);
+    if (larger.context_window <= model.context_window)
+      throw new CatalogError(
+        `Catalog ${path}: /models/${alias}/context_window_fallback '${fallback}' has no larger context window (${larger.context_window}).`,
+      );
+  }
   for (const tier of TIER_ALIASES) {
     const missing = outline.tiers[tier].find((alias) => !Object.hasOwn(outline.models, alias));
     if (missing) throw new CatalogError(`Catalog ${path}: /tiers/${tier} names '${missing}', which is not in /models.`);

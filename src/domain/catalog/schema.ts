@@ -34,6 +34,12 @@ export const MODEL_FIELDS = {
     Type.Number({ exclusiveMinimum: 0, maximum: 1, description: 'A batch line costs this fraction of the live prices; absent: 1 (the live price).' }),
   ),
   rejected_params: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+  context_window_fallback: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description: 'A chat model with a larger window that takes a prompt too long for this one, instead of a 422; absent: the 422.',
+    }),
+  ),
   breaker: Type.Optional(
     Type.Object(
       {

@@ -77,14 +77,30 @@ export function chatCandidatesOf(catalog: CatalogFile, alias: string, route: str
   return candidates;
 }
 
-/** Keeps the candidates `problemOf` finds nothing against; when none is left, the first one's problem is the answer. */
-export function usableCandidates(candidates: CatalogEntry[], problemOf: (model: CatalogEntry) => GatewayError | undefined): CatalogEntry[] {
+/**
+ * Keeps the candidates `problemOf` finds nothing against; a candidate whose window the prompt
+ * overflows gives way to the larger model its catalog entry names (`context_window_fallback`, in a
+ * chain of ever larger windows), if that one can take it. When none is left, the first one's
+ * problem is the answer.
+ */
+export function usableCandidates(
+  catalog: Pick<CatalogFile, 'models'>,
+  candidates: CatalogEntry[],
+  problemOf: (model: CatalogEntry) => GatewayError | undefined,
+): CatalogEntry[] {
   let firstProblem: GatewayError | undefined;
-  const usable = candidates.filter((model) => {
-    const problem = problemOf(model);
+  const usable: CatalogEntry[] = [];
+  for (const candidate of candidates) {
+    let model = candidate;
+    let problem = problemOf(model);
     firstProblem ??= problem;
-    return problem === undefined;
-  });
+    for (let fallback = model.context_window_fallback; problem instanceof ContextLengthExceededError && fallback !== undefined;) {
+      model = { ...(catalog.models[fallback] as CatalogEntry), alias: fallback };
+      problem = problemOf(model);
+      fallback = model.context_window_fallback;
+    }
+    if (problem === undefined && !usable.some((kept) => kept.alias === model.alias)) usable.push(model);
+  }
   if (usable.length === 0) throw firstProblem as GatewayError;
   return usable;
 }
@@ -112,6 +128,6 @@ export function chatPromptTokens(body: ChatCompletionRequest): PromptTokens {
  */
 export function resolveModel(catalog: CatalogFile, body: ChatCompletionRequest, route: string): ResolvedModel {
   const tokens = chatPromptTokens(body);
-  const candidates = usableCandidates(chatCandidatesOf(catalog, body.model, route), (model) => chatProblem(body, model, tokens));
+  const candidates = usableCandidates(catalog, chatCandidatesOf(catalog, body.model, route), (model) => chatProblem(body, model, tokens));
   return { candidates, promptTokens: tokens.counted };
 }

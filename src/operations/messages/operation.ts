@@ -69,7 +69,7 @@ export const messagesWeb: WebOperation<MessagesRequest, PlannedMessages, Message
     // One count of the prompt, count_tokens' own, for every candidate's window and for message_start.
     const tokens = new PromptTokens(promptTextBytes(request), () => countPromptTokens(request));
     const translated = translation(request);
-    const candidates = usableCandidates(chatCandidatesOf(context.catalog, request.model, '/v1/messages'), (model) => {
+    const candidates = usableCandidates(context.catalog, chatCandidatesOf(context.catalog, request.model, '/v1/messages'), (model) => {
       if (speaksMessages(model.provider)) return nativeProblem(request, model, tokens);
       const chat = translated();
       if (chat instanceof GatewayError) return chat;

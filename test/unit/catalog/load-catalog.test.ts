@@ -293,6 +293,20 @@ describe('loadCatalogFile: deployment pools', () => {
     expect(alias.message).toMatch(/deployment id 'small' of \/models\/pooled is also an alias written as one target/);
   });
 
+  it('checks a context-window fallback: a chat model of the catalog with a larger window', async () => {
+    const withFallback = (to: string) => {
+      const data = catalog() as unknown as { models: Record<string, Record<string, unknown>> };
+      (data.models['small'] as Record<string, unknown>)['context_window_fallback'] = to;
+      return data;
+    };
+    const loaded = await loadCatalogFile(await write(JSON.stringify(withFallback('big'))));
+    expect(loaded.models['small']?.context_window_fallback).toBe('big');
+    expect((await loadError(withFallback('ghost'))).message).toMatch(/\/models\/small\/context_window_fallback names 'ghost', which is not in \/models\.$/);
+    const smaller = catalog() as unknown as { models: Record<string, Record<string, unknown>> };
+    (smaller.models['big'] as Record<string, unknown>)['context_window_fallback'] = 'small';
+    expect((await loadError(smaller)).message).toMatch(/\/models\/big\/context_window_fallback 'small' has no larger context window/);
+  });
+
   it('refuses a breaker setting out of range', async () => {
     const data = catalog() as unknown as { models: Record<string, Record<string, unknown>> };
     (data.models['small'] as Record<string, unknown>)['breaker'] = { failure_rate: 1.5 };

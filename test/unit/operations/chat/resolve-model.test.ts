@@ -82,6 +82,39 @@ describe('resolveModel: rejected parameters', () => {
   });
 });
 
+describe('resolveModel: context-window fallback', () => {
+  const chained: CatalogFile = {
+    models: {
+      small: model(100, { context_window_fallback: 'medium' }),
+      medium: model(300, { context_window_fallback: 'large' }),
+      large: model(100_000),
+      other: model(100, { context_window_fallback: 'large' }),
+    },
+    tiers: { 'svc-flash': ['small'], 'svc-standard': ['small', 'other', 'large'], 'svc-pro': ['small'] },
+    pools: {},
+  };
+  const resolveIn = (request: ChatCompletionRequest) => resolveModel(chained, request, '/v1/chat/completions');
+  // About 400 tokens: more than small's and medium's windows.
+  const HUGE = 'hello '.repeat(400);
+
+  it('sends a prompt too long for a model to the larger one it names, following the chain as far as needed', () => {
+    expect(resolveIn(body('small')).candidates.map((c) => c.alias)).toEqual(['small']);
+    expect(resolveIn(body('small', { max_tokens: 150 })).candidates.map((c) => c.alias)).toEqual(['medium']);
+    expect(resolveIn(body('small', {}, LONG)).candidates.map((c) => c.alias)).toEqual(['medium']);
+    expect(resolveIn(body('small', {}, HUGE)).candidates).toEqual([expect.objectContaining({ alias: 'large', context_window: 100_000 })]);
+  });
+
+  it('keeps each model once in a tier whose candidates fall back to the same one', () => {
+    expect(resolveIn(body('svc-standard', {}, HUGE)).candidates.map((c) => c.alias)).toEqual(['large']);
+  });
+
+  it("answers with the first model's 422 when no fallback fits either", () => {
+    const error = thrown(() => resolveIn(body('small', { max_tokens: 200_000 })));
+    expect(error).toBeInstanceOf(ContextLengthExceededError);
+    expect(error.message).toContain("context window of 'small'");
+  });
+});
+
 describe('resolveModel: context window', () => {
   it('answers 422 context_length_exceeded when the prompt alone does not fit', () => {
     const tokens = countPromptTokens(body('tiny', {}, LONG).messages);
