@@ -2,7 +2,8 @@ import { Queue, Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { loadCatalogFile } from '../domain/catalog/load-catalog.ts';
-import { buildPools, missingSecrets } from '../domain/catalog/targets.ts';
+import { buildPools, connectTimeoutsOf, missingSecrets } from '../domain/catalog/targets.ts';
+import { descriptorOf } from '../providers/descriptors.ts';
 import { CircuitBreakers } from './routing/circuit-breakers.ts';
 import { DeploymentRouter } from './routing/deployment-router.ts';
 import { BreakerMetrics } from '../infra/metrics/breaker-metrics.ts';
@@ -90,9 +91,11 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
   const subscriber = await connectRedis(config.redis, 'subscriber', 'gw-worker-cancel', onRedisError);
   const blocking = await connectRedis(config.redis, 'blocking', 'gw-worker-queue', onRedisError);
   const queueConnection = await connectRedis(config.redis, 'queues', 'gw-worker-queues', onRedisError);
+  const pools = buildPools(catalog, config.readSecret);
   const providers = traceProviders(
     createProviderRegistry({
       connectTimeoutMs: env.UPSTREAM_CONNECT_TIMEOUT_MS,
+      connectTimeouts: connectTimeoutsOf(pools, (provider) => descriptorOf(provider).telemetry.defaultBaseUrl),
       headersTimeoutMs: env.UPSTREAM_HEADERS_TIMEOUT_MS,
       bodyTimeoutMs: env.UPSTREAM_BODY_TIMEOUT_MS,
       connections: env.UPSTREAM_CONNECTIONS,
@@ -110,7 +113,6 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
   if (registry) registerBacklogGauges(registry, { queues: counted, redis, keys, store: repository });
   const outbox = new Outbox(redis, keys);
   const states = new ResponseStates(redis, keys);
-  const pools = buildPools(catalog, config.readSecret);
   // A probe that never reports (its worker died) is given up once its request would have.
   const breakers = new CircuitBreakers({ redis, keys, pools, probeLeaseMs: env.RETRY_BUDGET_MS, metrics: registry && new BreakerMetrics(registry), log });
   const stopBreakers = await breakers.start(subscriber, BREAKER_FLUSH_MS);

@@ -11,7 +11,7 @@ import { requestIdOf, usageRecordOf } from '../helpers/sdk-calls.ts';
 
 const hello = [{ role: 'user' as const, content: 'Say hello' }];
 const ALIAS = { context_window: 8192, max_output_tokens: 1024, input_price_per_mtok: 1, output_price_per_mtok: 2 };
-const NAMES = ['east', 'west', 'flakyA', 'flakyB', 'doomed', 'steady', 'limited'] as const;
+const NAMES = ['east', 'west', 'flakyA', 'flakyB', 'doomed', 'steady', 'limited', 'hasty'] as const;
 type Name = (typeof NAMES)[number];
 
 function deployment(id: string, upstream: FakeUpstream, extra: Record<string, unknown> = {}) {
@@ -33,6 +33,14 @@ function catalog(up: Record<Name, FakeUpstream>): WrittenCatalog {
       },
       doomed: { ...ALIAS, deployments: [deployment('doomed-1', up.doomed)], breaker: { min_calls: 2, cooldown_s: 30 } },
       steady: { ...ALIAS, provider: 'openai-compatible', upstream_model: 'steady-model', base_url: up.steady.url },
+      hasty: {
+        ...ALIAS,
+        provider: 'openai-compatible',
+        upstream_model: 'hasty-model',
+        base_url: up.hasty.url,
+        timeouts: { first_token_ms: 200 },
+        breaker: { min_calls: 1_000_000 },
+      },
       narrow: {
         ...ALIAS,
         context_window: 64,
@@ -257,5 +265,18 @@ describe('context-window fallback', () => {
     expect(data.model).toBe('steady');
     expect(response.headers.get('x-gateway-deployment')).toBe('steady');
     expect(up.steady.requests.map((request) => (request.body as { model: string }).model)).toEqual(['narrow-model', 'steady-model']);
+  });
+});
+
+describe("a model's own timeouts", () => {
+  it('end an attempt at its first_token_ms, well inside the retry budget, and retry as any timeout', async () => {
+    up.hasty.answerByDefault({ kind: 'hang' });
+    const started = performance.now();
+    const error = (await client.chat.completions.create({ model: 'hasty', messages: hello }).catch((e: unknown) => e)) as APIError;
+    expect(error.status).toBe(504);
+    expect(error.code).toBe('provider_timeout');
+    // Three attempts of 200 ms and two short backoffs, against a 4 s budget.
+    expect(performance.now() - started).toBeLessThan(2_500);
+    expect(up.hasty.requests).toHaveLength(3);
   });
 });

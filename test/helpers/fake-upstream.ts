@@ -104,6 +104,8 @@ async function streamChunks(
   calls: FakeToolCall[] = [],
 ): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  // As providers do: the headers go at once, before the model's first token.
+  res.flushHeaders();
   for (const [i, piece] of pieces.entries()) {
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     if (res.destroyed) return;

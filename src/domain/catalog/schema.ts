@@ -40,6 +40,31 @@ export const MODEL_FIELDS = {
       description: 'A chat model with a larger window that takes a prompt too long for this one, instead of a 422; absent: the 422.',
     }),
   ),
+  timeouts: Type.Optional(
+    Type.Object(
+      {
+        connect_ms: Type.Optional(
+          Type.Integer({
+            minimum: 1,
+            description: "TCP and TLS to the deployment's origin (the shortest of the models sharing an origin); absent: UPSTREAM_CONNECT_TIMEOUT_MS.",
+          }),
+        ),
+        first_token_ms: Type.Optional(
+          Type.Integer({
+            minimum: 1,
+            description: "From sending the call to its first token (a stream's first chunk, a plain answer's headers); absent: UPSTREAM_HEADERS_TIMEOUT_MS.",
+          }),
+        ),
+        between_tokens_ms: Type.Optional(
+          Type.Integer({ minimum: 1, description: 'The longest silence between two chunks of an answer; absent: UPSTREAM_BODY_TIMEOUT_MS.' }),
+        ),
+        total_ms: Type.Optional(
+          Type.Integer({ minimum: 1, description: 'One attempt, from sending to the last byte; absent: what is left of RETRY_BUDGET_MS.' }),
+        ),
+      },
+      { additionalProperties: false, description: "This model's limits on one call, each within what is left of the request's retry budget." },
+    ),
+  ),
   breaker: Type.Optional(
     Type.Object(
       {

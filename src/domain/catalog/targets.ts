@@ -48,3 +48,24 @@ export function missingSecrets(file: CatalogFile, readSecret: (name: string) => 
     }),
   );
 }
+
+/**
+ * The connect limits the catalog sets, by origin: a pool of connections serves one origin, so
+ * models sharing an origin share its shortest limit.
+ */
+export function connectTimeoutsOf(
+  pools: ReadonlyMap<string, TargetPool>,
+  defaultBaseUrl: (provider: WeightedTarget['provider']) => string | null,
+): Map<string, number> {
+  const limits = new Map<string, number>();
+  for (const pool of pools.values()) {
+    for (const target of pool.targets) {
+      const limit = target.model.timeouts?.connect_ms;
+      const baseUrl = ('base_url' in target.model ? target.model.base_url : undefined) ?? defaultBaseUrl(target.provider);
+      if (limit === undefined || !baseUrl) continue;
+      const origin = new URL(baseUrl).origin;
+      limits.set(origin, Math.min(limit, limits.get(origin) ?? Infinity));
+    }
+  }
+  return limits;
+}

@@ -1,5 +1,5 @@
 /** The undici dispatcher that provider adapters share: keep-alive pools with explicit timeouts. */
-import { Agent, type Dispatcher } from 'undici';
+import { Agent, Pool, type Dispatcher } from 'undici';
 
 /** Timeouts and pool size of upstream HTTP calls (from config; this module reads no env). */
 export interface UpstreamHttpOptions {
@@ -11,6 +11,8 @@ export interface UpstreamHttpOptions {
   bodyTimeoutMs: number;
   /** Connections per upstream origin. */
   connections: number;
+  /** Origins (`https://host:port`) whose connect limit the catalog sets apart from `connectTimeoutMs`. */
+  connectTimeouts?: ReadonlyMap<string, number>;
 }
 
 /** A dispatcher to pass to undici's `request`, and its shutdown. */
@@ -29,7 +31,11 @@ const KEEP_ALIVE_MAX_TIMEOUT_MS = 120_000;
 // a 300 ms headersTimeout fires after up to about a second. Sub-second precision needs the caller's own timer.
 /** Builds one Agent (a Pool per origin); undici's defaults of 300 s for headers and body are far too long for us. */
 export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
+  const connectTimeouts = options.connectTimeouts ?? new Map<string, number>();
   const agent = new Agent({
+    // One pool per origin, as undici's own factory makes, with the origin's connect limit.
+    factory: (origin, poolOptions) =>
+      new Pool(origin, { ...poolOptions, connectTimeout: connectTimeouts.get(new URL(String(origin)).origin) ?? options.connectTimeoutMs }),
     connections: options.connections,
     connectTimeout: options.connectTimeoutMs,
     headersTimeout: options.headersTimeoutMs,

@@ -6,6 +6,7 @@
 import { request, type Dispatcher } from 'undici';
 import type { UpstreamHttp } from './http.ts';
 import type { ProviderRequest } from '../types.ts';
+import type { CatalogModel } from '../../domain/catalog/schema.ts';
 import { UpstreamError, type ErrorReader } from './upstream-error.ts';
 
 /** A response body as undici gives it. */
@@ -24,18 +25,32 @@ const ERROR_BODY_LIMIT_BYTES = 64 * 1024;
 /** The largest non-streamed answer an adapter reads; past it the answer is invalid, not an out-of-memory. */
 export const RESPONSE_BODY_LIMIT_BYTES = 32 * 1024 * 1024;
 
-/** What a call is bounded by: the request's cancellation and what is left of its retry budget. */
-export type CallLimits = Pick<ProviderRequest, 'signal' | 'timeoutMs'>;
+/** What a call is bounded by: the request's cancellation, what is left of its retry budget, and its model's own timeouts. */
+export type CallLimits = Pick<ProviderRequest, 'signal' | 'timeoutMs'> & { target: { model: Pick<CatalogModel, 'timeouts'> } };
+
+/** A body's own limits, kept for translateBody: when its call was sent, and the model's token timeouts. */
+interface BodyLimits {
+  sentAt: number;
+  firstTokenMs: number | undefined;
+  betweenTokensMs: number | undefined;
+}
+
+const BODY_LIMITS = new WeakMap<ResponseBody, BodyLimits>();
 
 /**
  * Sends the call; resolves with the body of a 2xx answer, throws the classified UpstreamError
- * otherwise. The response must begin within `timeoutMs`, timed here to the millisecond (undici's own
- * timers fire up to a second late), and each piece of its body within the shorter of `timeoutMs` and
- * the configured body timeout.
+ * otherwise. The response must begin within `timeoutMs` (and the model's `first_token_ms`), timed
+ * here to the millisecond (undici's own timers fire up to a second late); each piece of its body
+ * must come within the shortest of `timeoutMs`, the model's `between_tokens_ms` and the configured
+ * body timeout; and the whole call, body included, within the model's `total_ms`.
  */
 export async function sendUpstream(http: UpstreamHttp, call: UpstreamCall, limits: CallLimits, readError: ErrorReader): Promise<ResponseBody> {
+  const own = limits.target.model.timeouts ?? {};
+  const sentAt = Date.now();
+  const totalMs = Math.min(limits.timeoutMs, own.total_ms ?? Infinity);
+  const beginMs = Math.min(totalMs, own.first_token_ms ?? Infinity);
   const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(), limits.timeoutMs);
+  const timer = setTimeout(() => deadline.abort(), beginMs);
   const signal = AbortSignal.any([limits.signal, deadline.signal]);
   let response: Dispatcher.ResponseData;
   try {
@@ -45,11 +60,12 @@ export async function sendUpstream(http: UpstreamHttp, call: UpstreamCall, limit
       headers: call.headers,
       body: call.body,
       signal,
-      bodyTimeout: Math.min(http.bodyTimeoutMs, limits.timeoutMs),
+      bodyTimeout: Math.min(http.bodyTimeoutMs, limits.timeoutMs, own.between_tokens_ms ?? Infinity),
     });
   } catch (err) {
     if (deadline.signal.aborted && !limits.signal.aborted) {
-      throw new UpstreamError('timeout', `Upstream did not answer within the ${limits.timeoutMs} ms left of the retry budget`, { cause: err });
+      const what = beginMs < limits.timeoutMs ? "the model's timeout" : 'the retry budget';
+      throw new UpstreamError('timeout', `Upstream did not answer within the ${beginMs} ms left of ${what}`, { cause: err });
     }
     throw UpstreamError.fromNetwork(err, limits.signal, 'request');
   } finally {
@@ -59,7 +75,15 @@ export async function sendUpstream(http: UpstreamHttp, call: UpstreamCall, limit
     const text = await readLimited(response.body, ERROR_BODY_LIMIT_BYTES).catch(() => ({ text: '', truncated: false }));
     throw UpstreamError.fromResponse(response.statusCode, response.headers, text.text, readError);
   }
+  if (own.total_ms !== undefined) endBodyAt(response.body, sentAt + totalMs, totalMs);
+  BODY_LIMITS.set(response.body, { sentAt, firstTokenMs: own.first_token_ms, betweenTokensMs: own.between_tokens_ms });
   return response.body;
+}
+
+/** Cuts a body still arriving at `at`: the model's total time for one call is up. */
+function endBodyAt(body: ResponseBody, at: number, totalMs: number): void {
+  const timer = setTimeout(() => body.destroy(new UpstreamError('timeout', `Upstream did not finish within the model's ${totalMs} ms`)), at - Date.now());
+  body.once('close', () => clearTimeout(timer));
 }
 
 /** The whole JSON body of a non-streamed answer, parsed; throws UpstreamError on a cut, oversized or non-JSON body. */
@@ -88,12 +112,46 @@ export async function* translateBody<T>(
   signal: AbortSignal,
   translate: (source: AsyncIterable<Uint8Array>) => AsyncGenerator<T>,
 ): AsyncGenerator<T> {
+  const limits = BODY_LIMITS.get(body);
   try {
-    yield* translate(body as AsyncIterable<Uint8Array>);
+    const chunks = translate(body as AsyncIterable<Uint8Array>);
+    yield* limits && (limits.firstTokenMs !== undefined || limits.betweenTokensMs !== undefined) ? paced(chunks, body, limits) : chunks;
   } catch (err) {
     throw UpstreamError.fromNetwork(err, signal, 'body');
   } finally {
     if (!body.destroyed) body.destroy();
+  }
+}
+
+/**
+ * The translated chunks, each within its limit: the first within the model's `first_token_ms` of
+ * sending the call, each next one within `between_tokens_ms` of the one before. Timed on what the
+ * translation yields, not on bytes: a provider's keep-alive comments are not tokens.
+ */
+async function* paced<T>(chunks: AsyncGenerator<T>, body: ResponseBody, limits: BodyLimits): AsyncGenerator<T> {
+  let waitMs = limits.firstTokenMs === undefined ? Infinity : limits.sentAt + limits.firstTokenMs - Date.now();
+  let what = `its first token within the model's ${limits.firstTokenMs} ms`;
+  for (;;) {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      if (Number.isFinite(waitMs)) timer = setTimeout(() => reject(new UpstreamError('timeout', `Upstream did not send ${what}`)), Math.max(0, waitMs));
+    });
+    let next: IteratorResult<T>;
+    const pending = chunks.next();
+    // Once the timer won, the body is destroyed under the pending read, which then fails unread.
+    pending.catch(() => undefined);
+    try {
+      next = await Promise.race([pending, late]);
+    } catch (err) {
+      body.destroy();
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (next.done) return;
+    yield next.value;
+    waitMs = limits.betweenTokensMs ?? Infinity;
+    what = `a token within the model's ${limits.betweenTokensMs} ms of the last`;
   }
 }
 
