@@ -88,6 +88,7 @@ async function finish(deps: ProcessorDeps, ctx: RequestRun, ending: Ending): Pro
   // A cancelled request's error is never read; its record says only that it was cancelled.
   const errorCode = ending.status === 'cancelled' ? null : (ending.error?.code ?? null);
   const record = buildUsageRecord(ctx.data, ctx.trace, { status: ending.status, errorCode, usage, startedAt: ctx.startedAt, endedAt: Date.now() }, deps.models);
+  if (record.deployment !== null) deps.router.spent(record.deployment, record.totalTokens);
   const claim = ctx.data.idempotencyKey;
   const usageEntry = deps.outbox.entry(record.tenantId, { kind: 'usage', record });
   const records = [usageEntry.record];

@@ -6,6 +6,7 @@ import { buildPools, connectTimeoutsOf, missingSecrets } from '../domain/catalog
 import { descriptorOf } from '../providers/descriptors.ts';
 import { CircuitBreakers } from './routing/circuit-breakers.ts';
 import { DeploymentRouter } from './routing/deployment-router.ts';
+import { DeploymentQuotas } from './routing/deployment-quotas.ts';
 import { BreakerMetrics } from '../infra/metrics/breaker-metrics.ts';
 import { circuitsReport } from './routing/circuits-report.ts';
 import { createRedisKeys, REQUEST_QUEUE } from '../infra/redis/keys.ts';
@@ -60,8 +61,8 @@ const PROMPT_CACHE_TTL_MS = 5_000;
 // How often a batch line held back by the live queue looks at it again.
 const LANE_POLL_MS = 50;
 
-// Successful calls reach the deployments' breakers this often (failures at once): one Redis call per
-// deployment in use per period, whatever the traffic.
+// Successful calls reach the deployments' breakers this often (failures at once), and the tokens of
+// finished calls their quotas: one Redis call per deployment in use per period, whatever the traffic.
 const BREAKER_FLUSH_MS = 250;
 
 // Segments one worker process holds at once, of every batch; the lane's slots bound the lines they run.
@@ -116,11 +117,13 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
   // A probe that never reports (its worker died) is given up once its request would have.
   const breakers = new CircuitBreakers({ redis, keys, pools, probeLeaseMs: env.RETRY_BUDGET_MS, metrics: registry && new BreakerMetrics(registry), log });
   const stopBreakers = await breakers.start(subscriber, BREAKER_FLUSH_MS);
+  const quotas = new DeploymentQuotas({ redis, keys, pools, log });
+  const stopQuotas = quotas.start(BREAKER_FLUSH_MS);
   const processorDeps: ProcessorDeps = {
     redis,
     keys,
     pools,
-    router: new DeploymentRouter(breakers),
+    router: new DeploymentRouter(breakers, quotas),
     models: catalog.models,
     providers,
     operations: byKind(operations),
@@ -286,6 +289,7 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
       // Each step is bounded: whatever Redis, the store or an upstream do, the process ends.
       await boundedWait(stopListening());
       await boundedWait(stopBreakers());
+      await boundedWait(stopQuotas());
       await boundedWait(stopReaper());
       await boundedWait(stopSupervisor());
       await boundedWait(stopFileSweep());

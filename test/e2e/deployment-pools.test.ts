@@ -11,7 +11,7 @@ import { requestIdOf, usageRecordOf } from '../helpers/sdk-calls.ts';
 
 const hello = [{ role: 'user' as const, content: 'Say hello' }];
 const ALIAS = { context_window: 8192, max_output_tokens: 1024, input_price_per_mtok: 1, output_price_per_mtok: 2 };
-const NAMES = ['east', 'west', 'flakyA', 'flakyB', 'doomed', 'steady', 'limited', 'hasty'] as const;
+const NAMES = ['east', 'west', 'flakyA', 'flakyB', 'doomed', 'steady', 'limited', 'hasty', 'quotaA', 'quotaB'] as const;
 type Name = (typeof NAMES)[number];
 
 function deployment(id: string, upstream: FakeUpstream, extra: Record<string, unknown> = {}) {
@@ -33,6 +33,11 @@ function catalog(up: Record<Name, FakeUpstream>): WrittenCatalog {
       },
       doomed: { ...ALIAS, deployments: [deployment('doomed-1', up.doomed)], breaker: { min_calls: 2, cooldown_s: 30 } },
       steady: { ...ALIAS, provider: 'openai-compatible', upstream_model: 'steady-model', base_url: up.steady.url },
+      quota: {
+        ...ALIAS,
+        deployments: [deployment('quota-a', up.quotaA, { weight: 100, rpm: 5 }), deployment('quota-b', up.quotaB)],
+        breaker: { min_calls: 1_000_000 },
+      },
       hasty: {
         ...ALIAS,
         provider: 'openai-compatible',
@@ -278,5 +283,15 @@ describe("a model's own timeouts", () => {
     // Three attempts of 200 ms and two short backoffs, against a 4 s budget.
     expect(performance.now() - started).toBeLessThan(2_500);
     expect(up.hasty.requests).toHaveLength(3);
+  });
+});
+
+describe('deployment quotas', () => {
+  it('steer calls away from a deployment at its rpm, counted across both workers, before it refuses any', async () => {
+    const answers = await burst('quota', 20, 2);
+    expect(answers.every((answer) => answer.status === 200)).toBe(true);
+    expect(up.quotaA.requests).toHaveLength(5);
+    expect(up.quotaB.requests).toHaveLength(15);
+    expect(answers.filter((answer) => answer.deployment === 'quota-a')).toHaveLength(5);
   });
 });

@@ -46,7 +46,7 @@ export const BREAKER_DEFAULTS = { failure_rate: 0.5, min_calls: 10, window_s: 30
 /** However often its probes fail, a deployment is tried again at least this often. */
 export const MAX_COOLDOWN_MS = 10 * 60_000;
 
-type WrittenDeployment = { provider: string; id: string; weight?: number } & Record<string, unknown>;
+type WrittenDeployment = { provider: string; id: string; weight?: number; rpm?: number; tpm?: number } & Record<string, unknown>;
 type WrittenPool = Omit<Static<typeof PoolOutlineSchema>, 'deployments'> & { deployments: WrittenDeployment[] };
 
 function parseText(path: string, text: string): unknown {
@@ -102,7 +102,7 @@ function breakerOf(model: CatalogModel): BreakerSettings {
 /** A pooled alias as a model (its first deployment's provider fields) and as a pool. */
 function normalizePool(path: string, alias: string, written: WrittenPool): { model: CatalogModel; pool: Pool } {
   const { deployments, routing, ...fields } = written;
-  const models = deployments.map(({ id: _id, weight: _weight, ...target }) =>
+  const models = deployments.map(({ id: _id, weight: _weight, rpm: _rpm, tpm: _tpm, ...target }) =>
     normalizeModel(path, alias, { ...fields, ...target } as Static<typeof CatalogModelSchema>),
   );
   const model = models[0] as CatalogModel;
@@ -110,7 +110,13 @@ function normalizePool(path: string, alias: string, written: WrittenPool): { mod
     alias,
     routing: routing ?? 'weighted',
     breaker: breakerOf(model),
-    deployments: deployments.map((deployment, i) => ({ id: deployment.id, weight: deployment.weight ?? 1, model: models[i] as CatalogModel })),
+    deployments: deployments.map((deployment, i) => ({
+      id: deployment.id,
+      weight: deployment.weight ?? 1,
+      rpm: deployment.rpm ?? null,
+      tpm: deployment.tpm ?? null,
+      model: models[i] as CatalogModel,
+    })),
   };
   return { model, pool };
 }
@@ -150,7 +156,7 @@ function validate(path: string, data: unknown): CatalogFile {
       validateProviderFields(path, `/models/${alias}`, written, MODEL_SCHEMAS);
       const model = normalizeModel(path, alias, written as Static<typeof CatalogModelSchema>);
       models[alias] = model;
-      pools[alias] = { alias, routing: 'weighted', breaker: breakerOf(model), deployments: [{ id: alias, weight: 1, model }] };
+      pools[alias] = { alias, routing: 'weighted', breaker: breakerOf(model), deployments: [{ id: alias, weight: 1, rpm: null, tpm: null, model }] };
     }
     for (const { id } of pools[alias]?.deployments ?? []) {
       const holder = deploymentIds.get(id);

@@ -95,6 +95,12 @@ export const DEPLOYMENT_FIELDS = {
     description: 'Unique across the catalog; named in usage records and the x-gateway-deployment header.',
   }),
   weight: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Share of the traffic against its siblings; absent: 1.' })),
+  rpm: Type.Optional(
+    Type.Integer({ minimum: 1, description: 'Calls a minute it takes, across every worker: a full deployment is passed over, then waited for.' }),
+  ),
+  tpm: Type.Optional(
+    Type.Integer({ minimum: 1, description: 'Tokens a minute it takes, counted as its calls end: one over it is passed over until it drains.' }),
+  ),
 };
 
 type ModelSchema<D> = D extends ProviderDescriptor ? TObject<{ provider: TLiteral<D['name']> } & typeof MODEL_FIELDS & D['options']> : never;
@@ -189,6 +195,9 @@ export interface BreakerSettings {
 export interface Deployment {
   id: string;
   weight: number;
+  /** Its provider quota, per minute; null: none set. */
+  rpm: number | null;
+  tpm: number | null;
   model: CatalogModel;
 }
 

@@ -1,8 +1,8 @@
-import type { BreakerSettings, CatalogFile, CatalogModel, Pool } from './schema.ts';
+import type { BreakerSettings, CatalogFile, CatalogModel, Deployment, Pool } from './schema.ts';
 import type { ProviderTarget } from '../../providers/types.ts';
 
-/** A deployment resolved to where and how to call it, with its share of its alias's traffic. */
-export type WeightedTarget = ProviderTarget & { weight: number };
+/** A deployment resolved to where and how to call it, with its share of its alias's traffic and its quota per minute. */
+export type WeightedTarget = ProviderTarget & Pick<Deployment, 'weight' | 'rpm' | 'tpm'>;
 
 /** An alias's deployments resolved, with how to pick among them and their breakers' settings. */
 export interface TargetPool {
@@ -21,7 +21,7 @@ function keyVariable(model: CatalogModel): string | undefined {
 export function buildPools(file: CatalogFile, readSecret: (name: string) => string | undefined): Map<string, TargetPool> {
   const pools = new Map<string, TargetPool>();
   for (const [alias, pool] of Object.entries(file.pools)) {
-    const targets = pool.deployments.map(({ id, weight, model }): WeightedTarget => {
+    const targets = pool.deployments.map(({ id, weight, rpm, tpm, model }): WeightedTarget => {
       const variable = keyVariable(model);
       return {
         alias,
@@ -31,6 +31,8 @@ export function buildPools(file: CatalogFile, readSecret: (name: string) => stri
         model,
         apiKey: variable ? (readSecret(variable) ?? null) : null,
         weight,
+        rpm,
+        tpm,
       };
     });
     pools.set(alias, { alias, routing: pool.routing, breaker: pool.breaker, targets });

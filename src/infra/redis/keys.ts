@@ -41,6 +41,8 @@ export interface RedisKeys {
   breaker(deploymentId: string): string;
   /** Pub/sub channel announcing a breaker's change (`<deployment id>`), so workers read it at once. */
   readonly breakerChanges: string;
+  /** One deployment's requests and tokens per minute (hash; see deployment-quota-1.lua), shared by every worker. */
+  deploymentQuota(deploymentId: string): string;
   /** When a worker last showed itself (ms, written by every worker, with an expiry): /readyz of web reads it. */
   readonly workerHeartbeat: string;
   /** The tenant's GCRA buckets: one hash field for the tenant and one per API key, each holding both dimensions. */
@@ -98,6 +100,7 @@ export function createRedisKeys(prefix: string, queueShards = 1): RedisKeys {
     authInvalidations: `${prefix}:invalidate:auth`,
     breaker: (deploymentId: string) => `${prefix}:breaker:${deploymentId}`,
     breakerChanges: `${prefix}:breaker-changes`,
+    deploymentQuota: (deploymentId: string) => `${prefix}:quota:${deploymentId}`,
     workerHeartbeat: `${prefix}:workers:heartbeat`,
     rate: (tenantId: string) => `${prefix}:{${tenantId}}:rate`,
     idempotency: (tenantId: string, keyDigest: string) => `${prefix}:{${tenantId}}:idem:${keyDigest}`,

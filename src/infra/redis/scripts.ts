@@ -21,6 +21,7 @@ export const SCRIPT_FILES = {
   responseCancel: 'response-cancel-1.lua',
   responseKeep: 'response-keep-1.lua',
   circuitBreaker: 'circuit-breaker-1.lua',
+  deploymentQuota: 'deployment-quota-1.lua',
 } as const;
 
 /** The name a script is defined under on a client (`redis.admit(…)`). */

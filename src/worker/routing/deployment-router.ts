@@ -1,6 +1,7 @@
 import type { TargetPool, WeightedTarget } from '../../domain/catalog/targets.ts';
 import { isUpstreamError } from '../../providers/shared/upstream-error.ts';
 import type { CircuitBreakers } from './circuit-breakers.ts';
+import type { DeploymentQuotas } from './deployment-quotas.ts';
 
 /**
  * Where an attempt goes: a deployment (perhaps as its breaker's probe); nowhere before a 429's
@@ -20,16 +21,24 @@ function weighted(targets: readonly WeightedTarget[], random: () => number): Wei
 
 /**
  * Picks a deployment of an alias for each attempt, weighted, among those whose breaker lets calls
- * through and that no 429 paused, preferring those the request has not tried yet; a deployment
- * whose cooldown ended is picked as any other, and goes as the probe if it wins its breaker's one.
+ * through, that no 429 paused and that have room in their quota, preferring those the request has
+ * not tried yet; a deployment whose cooldown ended is picked as any other, and goes as the probe
+ * if it wins its breaker's one.
  */
 export class DeploymentRouter {
   readonly #breakers: CircuitBreakers;
+  readonly #quotas: DeploymentQuotas;
   readonly #random: () => number;
 
-  constructor(breakers: CircuitBreakers, random: () => number = Math.random) {
+  constructor(breakers: CircuitBreakers, quotas: DeploymentQuotas, random: () => number = Math.random) {
     this.#breakers = breakers;
+    this.#quotas = quotas;
     this.#random = random;
+  }
+
+  /** Counts the tokens of a finished call against its deployment's tokens quota. */
+  spent(deployment: string, tokens: number): void {
+    this.#quotas.spent(deployment, tokens);
   }
 
   async choose(pool: TargetPool, tried: ReadonlySet<string>): Promise<Choice> {
@@ -50,10 +59,19 @@ export class DeploymentRouter {
     while (usable.length > 0) {
       const untried = usable.filter((target) => !tried.has(target.deployment));
       const target = weighted(untried.length > 0 ? untried : usable, this.#random);
-      if (!due.has(target.deployment)) return { kind: 'call', target, probe: false };
-      if (await this.#breakers.probe(target.deployment)) return { kind: 'call', target, probe: true };
       usable = usable.filter((other) => other !== target);
-      open.push(Date.now() + 1_000);
+      const probe = due.has(target.deployment);
+      if (probe && !(await this.#breakers.probe(target.deployment))) {
+        open.push(Date.now() + 1_000);
+        continue;
+      }
+      // A deployment at its quota is passed over for another, then waited for like a paused one.
+      const waitMs = await this.#quotas.take(target);
+      if (waitMs > 0) {
+        paused.push(Date.now() + waitMs);
+        continue;
+      }
+      return { kind: 'call', target, probe };
     }
     // Paused deployments come back at a known time: the request waits for the first of them.
     if (paused.length > 0) return { kind: 'paused', untilMs: Math.min(...paused) };

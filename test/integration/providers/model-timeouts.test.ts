@@ -102,6 +102,8 @@ describe('connect_ms', () => {
         } as Model),
         deployment: `${alias}-${i}`,
         weight: 1,
+        rpm: null,
+        tpm: null,
       })),
     });
     const pools = new Map([

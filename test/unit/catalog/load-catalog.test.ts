@@ -225,7 +225,11 @@ describe('loadCatalogFile: deployment pools', () => {
   it("reads an alias with deployments as a model (the first deployment's provider fields) and a pool, defaults applied", async () => {
     const file = await loadCatalogFile(
       await write(
-        JSON.stringify(withModels({ pooled: { ...ALIAS_FIELDS, deployments: [openai('east', { weight: 3, api_key_env: 'EAST_KEY' }), openai('west')] } })),
+        JSON.stringify(
+          withModels({
+            pooled: { ...ALIAS_FIELDS, deployments: [openai('east', { weight: 3, api_key_env: 'EAST_KEY', rpm: 600, tpm: 200_000 }), openai('west')] },
+          }),
+        ),
       ),
     );
     expect(file.models['pooled']).toMatchObject({
@@ -242,9 +246,11 @@ describe('loadCatalogFile: deployment pools', () => {
         {
           id: 'east',
           weight: 3,
+          rpm: 600,
+          tpm: 200_000,
           model: expect.objectContaining({ base_url: 'https://east.example.com/v1', api_key_env: 'EAST_KEY', input_price_per_mtok: 1 }),
         },
-        { id: 'west', weight: 1, model: expect.objectContaining({ base_url: 'https://west.example.com/v1', output_price_per_mtok: 2 }) },
+        { id: 'west', weight: 1, rpm: null, tpm: null, model: expect.objectContaining({ base_url: 'https://west.example.com/v1', output_price_per_mtok: 2 }) },
       ],
     });
   });
