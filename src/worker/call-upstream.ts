@@ -14,8 +14,9 @@ import { nextDelay, sleep, type RetryPolicy } from './retry.ts';
  * and backs off (honouring the upstream's Retry-After) only once every one was tried; a deployment
  * paused by a 429 is waited for; a candidate whose deployments all have their breaker open is passed
  * over at once. `mayRetry` is asked before every retry: a stream whose first token reached the client
- * says no. `pauses`: a 429 pauses its deployment for everyone (not a batch line's). Throws the last
- * failure, or 503 when no candidate had a deployment to call.
+ * says no. `pauses`: a 429 pauses its deployment for everyone (not a batch line's); `firstTokenAt`:
+ * when the request's first chunk went out, for the deployment's latency. Throws the last failure,
+ * or 503 when no candidate had a deployment to call.
  */
 export async function callWithRetries<T>(
   pools: readonly TargetPool[],
@@ -24,8 +25,9 @@ export async function callWithRetries<T>(
   signal: AbortSignal,
   run: (target: ProviderTarget, timeoutMs: number) => Promise<T>,
   mayRetry: () => boolean,
-  pauses = true,
+  options: { pauses: boolean; firstTokenAt: () => number | null } = { pauses: true, firstTokenAt: () => null },
 ): Promise<CallOutcome<T>> {
+  const { pauses, firstTokenAt } = options;
   const deadline = Date.now() + policy.budgetMs;
   let lastError: unknown;
   let failed = false;
@@ -52,11 +54,16 @@ export async function callWithRetries<T>(
       const { target, probe } = choice;
       tried.add(target.deployment);
       attempts++;
+      const startedAt = Date.now();
+      router.started(target);
       try {
         const value = await run(target, Math.max(1, deadline - Date.now()));
+        const first = firstTokenAt();
+        router.ended(target, (first !== null && first >= startedAt ? first : Date.now()) - startedAt);
         router.record(target, probe, null, signal, pauses);
         return { value, target };
       } catch (error) {
+        router.ended(target, null);
         router.record(target, probe, error, signal, pauses);
         lastError = error;
         failed = true;

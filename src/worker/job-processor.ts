@@ -277,7 +277,7 @@ function runContext(deps: ProcessorDeps, run: RequestRun, signal: AbortSignal): 
           return data.batch && deps.onBatchRateLimited ? slowedOn429(attempt, target, deps.onBatchRateLimited) : attempt;
         },
         mayRetry,
-        !data.batch,
+        { pauses: !data.batch, firstTokenAt: () => trace.firstChunkAt },
       );
     },
     emit: (...payloads) => {

@@ -7,6 +7,7 @@ import { descriptorOf } from '../providers/descriptors.ts';
 import { CircuitBreakers } from './routing/circuit-breakers.ts';
 import { DeploymentRouter } from './routing/deployment-router.ts';
 import { DeploymentQuotas } from './routing/deployment-quotas.ts';
+import { DeploymentLoads } from './routing/deployment-loads.ts';
 import { BreakerMetrics } from '../infra/metrics/breaker-metrics.ts';
 import { circuitsReport } from './routing/circuits-report.ts';
 import { createRedisKeys, REQUEST_QUEUE } from '../infra/redis/keys.ts';
@@ -61,8 +62,9 @@ const PROMPT_CACHE_TTL_MS = 5_000;
 // How often a batch line held back by the live queue looks at it again.
 const LANE_POLL_MS = 50;
 
-// Successful calls reach the deployments' breakers this often (failures at once), and the tokens of
-// finished calls their quotas: one Redis call per deployment in use per period, whatever the traffic.
+// Successful calls reach the deployments' breakers this often (failures at once), the tokens of
+// finished calls their quotas, and the loads of least-busy and latency aliases the other workers:
+// one Redis call per deployment (or such alias) in use per period, whatever the traffic.
 const BREAKER_FLUSH_MS = 250;
 
 // Segments one worker process holds at once, of every batch; the lane's slots bound the lines they run.
@@ -119,11 +121,13 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
   const stopBreakers = await breakers.start(subscriber, BREAKER_FLUSH_MS);
   const quotas = new DeploymentQuotas({ redis, keys, pools, log });
   const stopQuotas = quotas.start(BREAKER_FLUSH_MS);
+  const loads = new DeploymentLoads({ redis, keys, pools, log });
+  const stopLoads = loads.start(BREAKER_FLUSH_MS);
   const processorDeps: ProcessorDeps = {
     redis,
     keys,
     pools,
-    router: new DeploymentRouter(breakers, quotas),
+    router: new DeploymentRouter({ breakers, quotas, loads }),
     models: catalog.models,
     providers,
     operations: byKind(operations),
@@ -290,6 +294,7 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
       await boundedWait(stopListening());
       await boundedWait(stopBreakers());
       await boundedWait(stopQuotas());
+      await boundedWait(stopLoads());
       await boundedWait(stopReaper());
       await boundedWait(stopSupervisor());
       await boundedWait(stopFileSweep());

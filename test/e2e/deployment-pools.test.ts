@@ -11,7 +11,7 @@ import { requestIdOf, usageRecordOf } from '../helpers/sdk-calls.ts';
 
 const hello = [{ role: 'user' as const, content: 'Say hello' }];
 const ALIAS = { context_window: 8192, max_output_tokens: 1024, input_price_per_mtok: 1, output_price_per_mtok: 2 };
-const NAMES = ['east', 'west', 'flakyA', 'flakyB', 'doomed', 'steady', 'limited', 'hasty', 'quotaA', 'quotaB'] as const;
+const NAMES = ['east', 'west', 'flakyA', 'flakyB', 'doomed', 'steady', 'limited', 'hasty', 'quotaA', 'quotaB', 'busyA', 'busyB', 'latA', 'latB'] as const;
 type Name = (typeof NAMES)[number];
 
 function deployment(id: string, upstream: FakeUpstream, extra: Record<string, unknown> = {}) {
@@ -36,6 +36,18 @@ function catalog(up: Record<Name, FakeUpstream>): WrittenCatalog {
       quota: {
         ...ALIAS,
         deployments: [deployment('quota-a', up.quotaA, { weight: 100, rpm: 5 }), deployment('quota-b', up.quotaB)],
+        breaker: { min_calls: 1_000_000 },
+      },
+      busy: {
+        ...ALIAS,
+        routing: 'least-busy',
+        deployments: [deployment('busy-a', up.busyA), deployment('busy-b', up.busyB)],
+        breaker: { min_calls: 1_000_000 },
+      },
+      quick: {
+        ...ALIAS,
+        routing: 'latency',
+        deployments: [deployment('lat-a', up.latA), deployment('lat-b', up.latB)],
         breaker: { min_calls: 1_000_000 },
       },
       hasty: {
@@ -293,5 +305,27 @@ describe('deployment quotas', () => {
     expect(up.quotaA.requests).toHaveLength(5);
     expect(up.quotaB.requests).toHaveLength(15);
     expect(answers.filter((answer) => answer.deployment === 'quota-a')).toHaveLength(5);
+  });
+});
+
+describe('routing by load', () => {
+  it('least-busy: calls go where fewest are in flight, across both workers', async () => {
+    // busy-a holds each call for a second, busy-b answers at once.
+    up.busyA.answerByDefault({ kind: 'slow-stream', chunkDelayMs: 100, chunks: 10 });
+    const answers = await burst('busy', 30, 6);
+    expect(answers.every((answer) => answer.status === 200)).toBe(true);
+    expect(up.busyA.requests.length).toBeGreaterThanOrEqual(1);
+    expect(up.busyA.requests.length).toBeLessThanOrEqual(8);
+    expect(up.busyB.requests.length).toBe(30 - up.busyA.requests.length);
+  });
+
+  it('latency: calls go to the deployment quickest to its first token, once each was measured', async () => {
+    up.latA.answerByDefault({ kind: 'slow-stream', chunkDelayMs: 30, chunks: 10 });
+    const answers = await burst('quick', 30, 1);
+    expect(answers.every((answer) => answer.status === 200)).toBe(true);
+    // Measured by one worker or both, then left alone.
+    expect(up.latA.requests.length).toBeGreaterThanOrEqual(1);
+    expect(up.latA.requests.length).toBeLessThanOrEqual(2);
+    expect(up.latB.requests.length).toBe(30 - up.latA.requests.length);
   });
 });

@@ -86,7 +86,7 @@ export const MODEL_FIELDS = {
 };
 
 /** How a pooled alias picks a deployment for each attempt. */
-export const ROUTING_STRATEGIES = ['weighted'] as const;
+export const ROUTING_STRATEGIES = ['weighted', 'least-busy', 'latency'] as const;
 
 /** What a deployment of a pooled alias adds to its provider's fields. */
 export const DEPLOYMENT_FIELDS = {

@@ -43,6 +43,8 @@ export interface RedisKeys {
   readonly breakerChanges: string;
   /** One deployment's requests and tokens per minute (hash; see deployment-quota-1.lua), shared by every worker. */
   deploymentQuota(deploymentId: string): string;
+  /** What every worker knows of an alias's deployments, for least-busy and latency routing (hash; see routing-share-1.lua). */
+  routingShare(alias: string): string;
   /** When a worker last showed itself (ms, written by every worker, with an expiry): /readyz of web reads it. */
   readonly workerHeartbeat: string;
   /** The tenant's GCRA buckets: one hash field for the tenant and one per API key, each holding both dimensions. */
@@ -101,6 +103,7 @@ export function createRedisKeys(prefix: string, queueShards = 1): RedisKeys {
     breaker: (deploymentId: string) => `${prefix}:breaker:${deploymentId}`,
     breakerChanges: `${prefix}:breaker-changes`,
     deploymentQuota: (deploymentId: string) => `${prefix}:quota:${deploymentId}`,
+    routingShare: (alias: string) => `${prefix}:routing:${alias}`,
     workerHeartbeat: `${prefix}:workers:heartbeat`,
     rate: (tenantId: string) => `${prefix}:{${tenantId}}:rate`,
     idempotency: (tenantId: string, keyDigest: string) => `${prefix}:{${tenantId}}:idem:${keyDigest}`,

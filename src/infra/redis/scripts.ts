@@ -22,6 +22,7 @@ export const SCRIPT_FILES = {
   responseKeep: 'response-keep-1.lua',
   circuitBreaker: 'circuit-breaker-1.lua',
   deploymentQuota: 'deployment-quota-1.lua',
+  routingShare: 'routing-share-1.lua',
 } as const;
 
 /** The name a script is defined under on a client (`redis.admit(…)`). */

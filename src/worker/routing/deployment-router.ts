@@ -2,6 +2,7 @@ import type { TargetPool, WeightedTarget } from '../../domain/catalog/targets.ts
 import { isUpstreamError } from '../../providers/shared/upstream-error.ts';
 import type { CircuitBreakers } from './circuit-breakers.ts';
 import type { DeploymentQuotas } from './deployment-quotas.ts';
+import type { DeploymentLoads } from './deployment-loads.ts';
 
 /**
  * Where an attempt goes: a deployment (perhaps as its breaker's probe); nowhere before a 429's
@@ -28,12 +29,24 @@ function weighted(targets: readonly WeightedTarget[], random: () => number): Wei
 export class DeploymentRouter {
   readonly #breakers: CircuitBreakers;
   readonly #quotas: DeploymentQuotas;
+  readonly #loads: DeploymentLoads;
   readonly #random: () => number;
 
-  constructor(breakers: CircuitBreakers, quotas: DeploymentQuotas, random: () => number = Math.random) {
-    this.#breakers = breakers;
-    this.#quotas = quotas;
+  constructor(parts: { breakers: CircuitBreakers; quotas: DeploymentQuotas; loads: DeploymentLoads }, random: () => number = Math.random) {
+    this.#breakers = parts.breakers;
+    this.#quotas = parts.quotas;
+    this.#loads = parts.loads;
     this.#random = random;
+  }
+
+  /** A call to the deployment starts (its calls in flight, for least-busy routing). */
+  started(target: WeightedTarget): void {
+    this.#loads.started(target.deployment);
+  }
+
+  /** A call to the deployment ended: after `firstTokenMs` when it answered, null when it failed. */
+  ended(target: WeightedTarget, firstTokenMs: number | null): void {
+    this.#loads.ended(target.deployment, firstTokenMs);
   }
 
   /** Counts the tokens of a finished call against its deployment's tokens quota. */
@@ -58,7 +71,7 @@ export class DeploymentRouter {
     }
     while (usable.length > 0) {
       const untried = usable.filter((target) => !tried.has(target.deployment));
-      const target = weighted(untried.length > 0 ? untried : usable, this.#random);
+      const target = this.#pick(pool.routing, untried.length > 0 ? untried : usable);
       usable = usable.filter((other) => other !== target);
       const probe = due.has(target.deployment);
       if (probe && !(await this.#breakers.probe(target.deployment))) {
@@ -76,6 +89,25 @@ export class DeploymentRouter {
     // Paused deployments come back at a known time: the request waits for the first of them.
     if (paused.length > 0) return { kind: 'paused', untilMs: Math.min(...paused) };
     return { kind: 'open', untilMs: Math.min(...open) };
+  }
+
+  /**
+   * By weight; or the fewest calls in flight across every worker (`least-busy`); or the lowest
+   * average time to the first token (`latency`), a deployment never measured first so that it is
+   * measured. Ties go by weight.
+   */
+  #pick(routing: TargetPool['routing'], targets: readonly WeightedTarget[]): WeightedTarget {
+    if (routing === 'weighted') return weighted(targets, this.#random);
+    const score =
+      routing === 'least-busy'
+        ? (target: WeightedTarget) => this.#loads.inFlight(target.deployment)
+        : (target: WeightedTarget) => this.#loads.latencyMs(target.deployment) ?? -1;
+    const scores = targets.map(score);
+    const best = Math.min(...scores);
+    return weighted(
+      targets.filter((_, i) => scores[i] === best),
+      this.#random,
+    );
   }
 
   /**
