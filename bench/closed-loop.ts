@@ -12,7 +12,8 @@ export interface ClosedLoopOptions<T> {
   /** Full URL of the endpoint. */
   url: string;
   headers: Record<string, string>;
-  body: string;
+  /** The same body every time, or a new one per request (e.g. to miss a cache). */
+  body: string | (() => string);
   /** The answer is SSE and must end with [DONE] (see checkAnswer). */
   stream: boolean;
   /** Throws unless an answer is good [checkAnswer]. */
@@ -57,7 +58,12 @@ export async function runClosedLoop<T>(options: ClosedLoopOptions<T>): Promise<C
     while (!stopping) {
       try {
         const sentAt = performance.now();
-        const response = await pool.request({ path: url.pathname, method: 'POST', headers: options.headers, body: options.body });
+        const response = await pool.request({
+          path: url.pathname,
+          method: 'POST',
+          headers: options.headers,
+          body: typeof options.body === 'string' ? options.body : options.body(),
+        });
         const text = await response.body.text();
         if (options.check) options.check(response.statusCode, text);
         else checkAnswer(response.statusCode, text, options.stream);

@@ -93,6 +93,7 @@ function usageRecord(from: number, spanMs: number): UsageRecord {
     batchId: null,
     customId: null,
     deployment: null,
+    cacheHit: false,
     createdAt,
   };
 }

@@ -13,6 +13,8 @@ export interface RequestContext {
   budgetKeys: string[];
   /** The trace context of the request's span; undefined when it is not traced. */
   traceContext?: TraceCarrier | undefined;
+  /** Where its answer goes in the response cache; undefined when it is not stored. */
+  cache?: JobCommon['cache'];
 }
 
 /** A request's job before dispatch, which addresses it to the process's reply channel. */
@@ -44,5 +46,6 @@ export function buildJob(
   if (plan.promptTokens !== undefined) job.promptTokens = plan.promptTokens;
   if (plan.responseId !== undefined) job.responseId = plan.responseId;
   if (context.traceContext) job.traceContext = context.traceContext;
+  if (context.cache) job.cache = context.cache;
   return job;
 }

@@ -11,6 +11,7 @@ import type { CatalogFile } from '../domain/catalog/schema.ts';
 import type { JobCommon } from '../infra/queue/job.ts';
 import type { ErrorDialect, RouteDoc } from '../wire/route-doc.ts';
 import type { OperationRunner } from './runner.ts';
+import type { OperationCache } from './operation-cache.ts';
 import type { WebOperation } from './web-operation.ts';
 
 /** A role's right to call an operation (`chat.create`), with its rule. */
@@ -82,6 +83,8 @@ export interface Operation<
   readonly genAiOperation: GenAiOperationName;
   /** Routes of its own the web tier answers without a job. */
   readonly sideRoutes?: readonly SideRoute[];
+  /** How its answers are kept in and replayed from the response cache; absent: they never are. */
+  readonly cache?: OperationCache<Static<PayloadSchema>>;
 }
 
 /** A list of operations, as the web and worker roots are given it. */

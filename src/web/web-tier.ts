@@ -28,6 +28,7 @@ import type { JobBatch } from '../infra/queue/job.ts';
 import { OPERATIONS } from '../operations/index.ts';
 import type { Operations } from '../operations/operation.ts';
 import { Outbox, webhookOutboxRecord } from '../infra/outbox/outbox.ts';
+import { createCachePorts } from './admission/cache-ports.ts';
 import type { AuditSink } from '../domain/audit/audit-event.ts';
 import { PromptCache, cacheKey } from '../domain/prompts/prompt-cache.ts';
 import type { PromptAdminDeps } from '../domain/prompts/prompt-admin.ts';
@@ -190,6 +191,7 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
     sse: { keepAliveMs: env.SSE_KEEPALIVE_MS, maxBufferedBytes: env.SSE_MAX_BUFFERED_BYTES },
     metrics,
     defaults: admissionDefaultsOf(env),
+    cache: createCachePorts(commands, keys, outbox, catalog, metrics),
   };
   const batchQueues = new BatchQueues(queueConnection, keys, (error) => log.warn({ err: error }, 'redis connection error'));
   const responses: ResponseRouteDeps = {

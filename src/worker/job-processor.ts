@@ -27,6 +27,7 @@ import { callWithRetries } from './call-upstream.ts';
 import type { TargetPool } from '../domain/catalog/targets.ts';
 import type { DeploymentRouter } from './routing/deployment-router.ts';
 import { buildUsageRecord } from './usage-record.ts';
+import { keepInCache } from './keep-in-cache.ts';
 import { backoffDelay, type RetryPolicy } from './retry.ts';
 import { isUpstreamError } from '../providers/shared/upstream-error.ts';
 import type { BudgetLedger } from '../domain/budget/budget-ledger.ts';
@@ -186,6 +187,8 @@ interface RequestRun {
   startedAt: number;
   publisher: EventPublisher;
   usage(): ResolvedUsage;
+  /** What a stream emitted, kept only when its answer goes to the response cache. */
+  emitted: string[] | null;
 }
 
 /** What the processor runs a request with: its operation's runner, and its span's operation name. */
@@ -212,6 +215,7 @@ function requestRun(deps: ProcessorDeps, data: RequestJob, runner: Operation['ru
     trace,
     publisher,
     startedAt: Date.now(),
+    emitted: data.cache && data.stream ? [] : null,
     usage: () => resolveUsage(trace.reported, () => data.promptTokens ?? runner.countPrompt(data), trace.text),
   };
 }
@@ -284,6 +288,7 @@ function runContext(deps: ProcessorDeps, run: RequestRun, signal: AbortSignal): 
       if (payloads.length === 0) return;
       if (trace.target) run.publisher.route(trace.target.deployment);
       run.publisher.emit(groupPayloads(payloads));
+      run.emitted?.push(...payloads);
       trace.firstChunkAt ??= Date.now();
     },
     usage: run.usage,
@@ -360,6 +365,10 @@ async function runRequest(deps: ProcessorDeps, data: RequestJob, runner: Operati
     }
   }
   await finish(deps, run, ending);
+  if (ending.final) {
+    const answer = { final: ending.final, emitted: run.emitted ?? [], deployment: trace.target?.deployment ?? null };
+    await keepInCache(deps, deps.operations.get(data.operation)?.cache, data, answer);
+  }
 }
 
 /**

@@ -52,6 +52,7 @@ export function buildUsageRecord(
     batchId: data.batch?.id ?? null,
     customId: data.batch?.customId ?? null,
     deployment: trace.target?.deployment ?? null,
+    cacheHit: false,
     createdAt: new Date(data.enqueuedAt),
   };
 }

@@ -160,6 +160,13 @@ const ENDPOINTS: Record<string, Endpoint> = {
   'PUT /internal/v1/pii-policy': { method: 'PUT', path: '/internal/v1/pii-policy', body: { mode: 'flag' }, ok: 200 },
   'GET /internal/v1/data-policy': { method: 'GET', path: '/internal/v1/data-policy', ok: 200 },
   'PUT /internal/v1/data-policy': { method: 'PUT', path: '/internal/v1/data-policy', body: { store_responses: true, retention_days: 30 }, ok: 200 },
+  'GET /internal/v1/cache-policy': { method: 'GET', path: '/internal/v1/cache-policy', ok: 200 },
+  'PUT /internal/v1/cache-policy': {
+    method: 'PUT',
+    path: '/internal/v1/cache-policy',
+    body: { enabled: false, default_ttl_s: 300, max_bytes: 1048576 },
+    ok: 200,
+  },
   // The queue board's JSON API; test/e2e/queue-board.test.ts covers its page, assets and other paths.
   'GET /internal/queues/api/queues': { method: 'GET', path: '/internal/queues/api/queues', ok: 200 },
   'POST /internal/v1/tenants/{tenant}/credits': {
@@ -328,6 +335,8 @@ const MATRIX: Array<[EndpointName, Outcome, Outcome, Outcome, Outcome, Outcome, 
   ['PUT /internal/v1/pii-policy', Y, N, N, N, Y, N, N, N],
   ['GET /internal/v1/data-policy', Y, N, N, N, Y, N, N, N],
   ['PUT /internal/v1/data-policy', Y, N, N, N, Y, N, N, N],
+  ['GET /internal/v1/cache-policy', Y, N, N, N, Y, N, N, N],
+  ['PUT /internal/v1/cache-policy', Y, N, N, N, Y, N, N, N],
   ['GET /internal/queues/api/queues', N, N, N, N, Y, N, N, N],
   ['POST /internal/v1/tenants/{tenant}/credits', N, N, N, N, Y, N, N, N],
   ['PUT /internal/v1/tenants/{tenant}/plan', N, N, N, N, Y, N, N, N],

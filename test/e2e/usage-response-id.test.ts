@@ -50,6 +50,7 @@ function record(requestId: string, responseId: string | null): UsageRecord {
     batchId: null,
     customId: null,
     deployment: null,
+    cacheHit: false,
     createdAt: new Date(),
   };
 }

@@ -24,7 +24,7 @@ export const ROUTE_PERMISSIONS = {
   'audit.verify': { roles: ['admin', 'auditor'], describe: 'verify the audit chain' },
   'prompts.write': { roles: ['admin'], describe: 'create or activate prompt versions' },
   'budgets.write': { roles: ['admin'], describe: 'create or delete budget policies' },
-  'policies.write': { roles: ['admin'], describe: 'read or change the PII and data policies' },
+  'policies.write': { roles: ['admin'], describe: 'read or change the PII, data and response cache policies' },
   'tenants.operate': { roles: ['admin'], describe: "manage other tenants' credits and plans (operator tenant only)" },
   'tenants.read': { roles: ['admin'], describe: 'list tenants (operator tenant only)' },
   'tenants.write': { roles: ['admin'], describe: 'create, rename, disable or enable tenants (operator tenant only)' },

@@ -13,6 +13,18 @@ export interface DataPolicySettings {
 /** The data policy of a tenant that has set none: responses stored, kept 30 days. */
 export const DEFAULT_DATA_POLICY: Readonly<DataPolicySettings> = { storeResponses: true, retentionDays: DEFAULT_RETENTION_DAYS };
 
+/** A tenant's response cache policy as the web tier applies it. */
+export interface CachePolicySettings {
+  enabled: boolean;
+  /** An answer's lifetime when the request's Cache-Control names none. */
+  defaultTtlS: number;
+  /** The most the tenant's cached answers may take in Redis. */
+  maxBytes: number;
+}
+
+/** The cache policy of a tenant that has set none: nothing cached (caching is opt-in). */
+export const DEFAULT_CACHE_POLICY: Readonly<CachePolicySettings> = { enabled: false, defaultTtlS: 300, maxBytes: 64 * 1024 * 1024 };
+
 /** What admission needs to know of a tenant besides its key. */
 export interface TenantSettings {
   policies: BudgetPolicy[];
@@ -23,6 +35,8 @@ export interface TenantSettings {
   pii: PiiPolicy;
   /** The tenant's data policy, or DEFAULT_DATA_POLICY. */
   dataPolicy: DataPolicySettings;
+  /** The tenant's response cache policy, or DEFAULT_CACHE_POLICY. */
+  cache: CachePolicySettings;
 }
 
 interface Entry {
@@ -31,7 +45,7 @@ interface Entry {
 }
 
 /**
- * Budget policies, credit account, plan, PII and data policies per tenant, cached in the web process. A change
+ * Budget policies, credit account, plan, PII, data and cache policies per tenant, cached in the web process. A change
  * publishes the tenant on a Redis channel and every web process drops it at once; the TTL
  * bounds staleness if that message is lost.
  */
@@ -68,12 +82,13 @@ export class TenantSettingsCache {
   }
 
   async #load(tenantId: string): Promise<TenantSettings> {
-    const [policies, toppedUp, plan, pii, data] = await Promise.all([
+    const [policies, toppedUp, plan, pii, data, cache] = await Promise.all([
       this.#budgets.listPolicies(tenantId),
       this.#budgets.creditToppedUp(tenantId),
       this.#budgets.getPlan(tenantId),
       this.#policies.getPii(tenantId),
       this.#policies.getData(tenantId),
+      this.#policies.getCache(tenantId),
     ]);
     return {
       policies,
@@ -81,6 +96,7 @@ export class TenantSettingsCache {
       plan,
       pii: pii ?? { tenantId, mode: this.#defaultPii, critical: [...PII_CATEGORIES] },
       dataPolicy: data ? { storeResponses: data.storeResponses, retentionDays: data.retentionDays } : { ...DEFAULT_DATA_POLICY },
+      cache: cache ? { enabled: cache.enabled, defaultTtlS: cache.defaultTtlS, maxBytes: cache.maxBytes } : { ...DEFAULT_CACHE_POLICY },
     };
   }
 }

@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { EventQueue } from '../events/event-queue.ts';
 import { LATENCY_BUCKETS, OVERHEAD_BUCKETS } from './buckets.ts';
 import { tenantLabeler } from './tenant-label.ts';
@@ -33,6 +33,8 @@ export class WebMetrics {
   readonly #models: ReadonlySet<string>;
   readonly #code = boundedLabel(ERROR_CODE_LABELS);
   readonly #admitted = new WeakMap<FastifyRequest, Admitted>();
+  readonly #cacheLookups: Counter;
+  readonly #cacheBytes: Gauge;
 
   constructor(registry: Registry, options: WebMetricsOptions) {
     this.#tenant = tenantLabeler(options.tenants);
@@ -57,6 +59,25 @@ export class WebMetrics {
       buckets: OVERHEAD_BUCKETS,
       registers: [registry],
     });
+    this.#cacheLookups = new Counter({
+      name: 'gateway_cache_requests_total',
+      help: 'Requests of operations the response cache holds, by what it did (hit, miss, refresh: stored without a look-up, bypass: neither) and tenant.',
+      labelNames: ['result', 'tenant'],
+      registers: [registry],
+    });
+    this.#cacheBytes = new Gauge({
+      name: 'gateway_cache_stored_bytes',
+      help: "Bytes the response cache holds, as this process's last look-up read them; tenants outside METRICS_TENANTS share 'other' (the last read of any).",
+      labelNames: ['tenant'],
+      registers: [registry],
+    });
+  }
+
+  /** What the response cache did for a request, and the tenant's bytes held when it looked. */
+  cached(tenantId: string, result: string, totalBytes: number | null): void {
+    const tenant = this.#tenant(tenantId);
+    this.#cacheLookups.inc({ result, tenant });
+    if (totalBytes !== null) this.#cacheBytes.set({ tenant }, totalBytes);
   }
 
   /** A request was enqueued (or attached to a stored answer): its overhead so far, and where its last event will be seen. */

@@ -23,7 +23,7 @@ export function encodeOutboxRecord(record: OutboxRecord): string {
   return JSON.stringify(record);
 }
 
-// A record queued by a gateway older than the token details, the operations or stored responses has none; the store wants them.
+// A record queued by a gateway older than the token details, the operations, stored responses or the response cache has none; the store wants them.
 const OLDER_RECORD_DEFAULTS = {
   operation: 'chat',
   cachedTokens: 0,
@@ -33,6 +33,7 @@ const OLDER_RECORD_DEFAULTS = {
   batchId: null,
   customId: null,
   deployment: null,
+  cacheHit: false,
 } as const;
 
 /** Parses a record written by encodeOutboxRecord, reviving its dates. */

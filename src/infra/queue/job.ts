@@ -40,6 +40,11 @@ export const JobCommonSchema = Type.Object({
   background: Type.Optional(Type.Object({ deadlineAt: Type.Number() })),
   /** A line of a batch (src/worker/batches/): its result goes to the batch, its usage record names both. */
   batch: Type.Optional(Type.Object({ id: Type.String(), line: Type.Integer({ minimum: 0 }), customId: Type.String() })),
+  /**
+   * Where the web decided a successful answer goes in the tenant's response cache (src/infra/cache/):
+   * its digest, its lifetime and the tenant's cap. The worker stores it once the client has it.
+   */
+  cache: Type.Optional(Type.Object({ digest: Type.String(), ttlMs: Type.Integer({ minimum: 1 }), maxBytes: Type.Integer({ minimum: 1 }) })),
 });
 
 /** The fields every request's job carries. */

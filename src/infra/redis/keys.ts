@@ -70,6 +70,10 @@ export interface RedisKeys {
    * reading it back needs), in its tenant's slot so that the request's last call writes it.
    */
   response(tenantId: string, responseId: string): string;
+  /** One answer of the tenant's response cache, by the SHA-256 (hex) of its request (string: the encoded entry). */
+  cacheEntry(tenantId: string, digest: string): string;
+  /** The tenant's response cache bookkeeping (see cache-store-4.lua): entries by age, by expiry, and their sizes with the total. */
+  cacheIndex(tenantId: string): { byAge: string; byExpiry: string; sizes: string };
 }
 
 /** FNV-1a, 32 bits: a stable spread of tenant ids over shards, the same in every process. */
@@ -115,6 +119,12 @@ export function createRedisKeys(prefix: string, queueShards = 1): RedisKeys {
     keyInFlight: (tenantId: string, keyId: string) => `${prefix}:{${tenantId}}:inflight:${keyId}`,
     settled: (tenantId: string, requestId: string) => `${prefix}:{${tenantId}}:settled:${requestId}`,
     response: (tenantId: string, responseId: string) => `${prefix}:{${tenantId}}:resp:${responseId}`,
+    cacheEntry: (tenantId: string, digest: string) => `${prefix}:{${tenantId}}:cache:${digest}`,
+    cacheIndex: (tenantId: string) => ({
+      byAge: `${prefix}:{${tenantId}}:cache-age`,
+      byExpiry: `${prefix}:{${tenantId}}:cache-exp`,
+      sizes: `${prefix}:{${tenantId}}:cache-size`,
+    }),
   });
 }
 

@@ -23,6 +23,8 @@ export const SCRIPT_FILES = {
   circuitBreaker: 'circuit-breaker-1.lua',
   deploymentQuota: 'deployment-quota-1.lua',
   routingShare: 'routing-share-1.lua',
+  cacheLookup: 'cache-lookup-2.lua',
+  cacheStore: 'cache-store-4.lua',
 } as const;
 
 /** The name a script is defined under on a client (`redis.admit(…)`). */

@@ -177,6 +177,8 @@ export interface UsageRecord {
   customId: string | null;
   /** The deployment of `model` that answered (or was tried last): its catalog id, the alias for an alias of one target; null before any call. */
   deployment: string | null;
+  /** Answered from the gateway's response cache (docs/decisions.md, "The response cache"): no upstream call, no worker. */
+  cacheHit: boolean;
   createdAt: Date;
 }
 
@@ -336,6 +338,21 @@ export interface PolicyRepository {
   getData(tenantId: string): Promise<DataPolicy | null>;
   /** Creates or replaces the tenant's data policy. */
   setData(policy: Omit<DataPolicy, 'updatedAt'>): Promise<DataPolicy>;
+  /** Null when the tenant has set none (its responses are not cached). */
+  getCache(tenantId: string): Promise<CachePolicy | null>;
+  /** Creates or replaces the tenant's response cache policy. */
+  setCache(policy: Omit<CachePolicy, 'updatedAt'>): Promise<CachePolicy>;
+}
+
+/** A tenant's response cache policy: whether answers are cached, for how long by default, and how many bytes at most. */
+export interface CachePolicy {
+  tenantId: string;
+  enabled: boolean;
+  /** A stored answer's lifetime when the request's Cache-Control names none. */
+  defaultTtlS: number;
+  /** The most the tenant's cached answers may take in Redis; the oldest are evicted beyond it. */
+  maxBytes: number;
+  updatedAt: Date;
 }
 
 /** A tenant's data policy: whether its responses are stored, and for how long. */

@@ -33,6 +33,7 @@ export interface UsageFields {
   batch_id: string | null;
   custom_id: string | null;
   deployment: string | null;
+  cache_hit: boolean;
   created_at: Date;
 }
 
@@ -69,6 +70,7 @@ export function toUsageFields(record: UsageRecord): UsageFields {
     batch_id: record.batchId,
     custom_id: record.customId,
     deployment: record.deployment,
+    cache_hit: record.cacheHit,
     created_at: record.createdAt,
   };
 }
@@ -111,6 +113,8 @@ export function fromUsageFields(fields: UsageFields): UsageRecord {
     customId: fields.custom_id ?? null,
     // And those written before deployment pools.
     deployment: fields.deployment ?? null,
+    // And those written before the response cache.
+    cacheHit: fields.cache_hit ?? false,
     createdAt: fields.created_at,
   };
 }

@@ -6,6 +6,7 @@ import { chatWeb } from './operation.ts';
 import { ChatPayloadSchema } from './payload.ts';
 import { ChatCompletionBodySchema } from './request-schema.ts';
 import { chatRunner } from './run.ts';
+import { chatCache } from './cache.ts';
 
 /** The chat completion operation. */
 export const chat = defineOperation({
@@ -20,4 +21,5 @@ export const chat = defineOperation({
   payload: ChatPayloadSchema,
   runner: chatRunner,
   genAiOperation: 'chat',
+  cache: chatCache,
 });

@@ -37,6 +37,7 @@ import {
   EVENT_RESOLVED,
 } from '../../infra/tracing/gateway-attributes.ts';
 import type { WebMetrics } from '../../infra/metrics/web-metrics.ts';
+import { cacheOrder, lookUpHit, planRequestCaching, type CachePorts } from './cache-step.ts';
 
 /** Queues a request's job, addressed to this process's reply channel, and returns its events. */
 export type DispatchJob = (job: UnaddressedJob, options: DispatchOptions) => Promise<Dispatch>;
@@ -74,6 +75,8 @@ export interface RequestPorts {
   /** Null when the process keeps no metrics (no METRICS_PORT). */
   metrics: WebMetrics | null;
   defaults: AdmissionDefaults;
+  /** The response cache: look-ups, and what a hit is charged and recorded with. */
+  cache: CachePorts;
 }
 
 function relay(request: FastifyRequest, reply: FastifyReply, dispatch: Dispatch, stream: boolean, framing: SseFraming, ports: RequestPorts, opening?: string) {
@@ -162,12 +165,43 @@ export async function handleRequest(ports: RequestPorts, operation: Operation, r
   span?.addEvent(EVENT_PII_SCREENED, { [ATTR_GATEWAY_PII_MODE]: settings.pii.mode, [ATTR_GATEWAY_PII_CATEGORIES]: pii.categories });
   const estimateMicros = estimateCostMicros(plan.candidates, promptTokens, plan.maxOutputTokens);
   const detached = operation.web.detach?.(pii.body, { requestId: request.id, enqueuedAt: Date.now() }) ?? null;
+  const payload = operation.web.jobPayload(pii.body, plan);
+  const tokens = promptTokens + (plan.maxOutputTokens ?? 0);
+  const limits = limitsOf(settings.plan, ports.defaults.rateLimits, principal.limits);
+  const candidates = plan.candidates.map((model) => model.alias);
+  const caching = planRequestCaching(operation, request, reply, {
+    settings,
+    payload,
+    candidates,
+    idempotent: idempotencyKey !== null,
+    detached: detached !== null,
+  });
+  const hit = await lookUpHit(ports.cache, operation, request, reply, caching, {
+    hit: {
+      requestId: request.id,
+      tenantId: principal.tenantId,
+      keyId: principal.keyId,
+      feature,
+      operation: operation.name,
+      requestedModel: plan.requestedModel,
+      prompt: plan.prompt,
+      stream: plan.stream,
+      piiFlags: pii.categories,
+    },
+    tokens,
+    limits,
+    payload,
+  });
+  if (hit) {
+    auditPii(ports.audit, request, settings.pii.mode, pii.categories);
+    return relay(request, reply, hit, plan.stream, operation.web.framing, ports);
+  }
   const admission = await admitRequest(
     ports.admission,
     {
       principal,
-      tokens: promptTokens + (plan.maxOutputTokens ?? 0),
-      limits: limitsOf(settings.plan, ports.defaults.rateLimits, principal.limits),
+      tokens,
+      limits,
       idempotencyKey,
       fingerprint: { path: operation.path, body },
       reservation: reservationOf(settings, {
@@ -201,12 +235,13 @@ export async function handleRequest(ports: RequestPorts, operation: Operation, r
     );
   }
   const { taken } = admission;
-  const job = buildJob(request.id, principal, { operation: operation.name, ...operation.web.jobPayload(pii.body, plan) }, plan, {
+  const job = buildJob(request.id, principal, { operation: operation.name, ...payload }, plan, {
     feature,
     piiFlags: pii.categories,
     idempotencyKey: taken.claimKey,
     budgetKeys: taken.budgetKeys,
     traceContext: span ? carrierOf(span) : undefined,
+    cache: cacheOrder(caching, settings),
   });
   if (detached) return accept(ports, operation, request, reply, job, detached, { queued: admission.queued, taken });
   const abandon = () => void ports.admission.giveBack(taken);

@@ -38,6 +38,7 @@ function spend(tenantId: string, costMicros: number, feature: string | null, cre
     batchId: null,
     customId: null,
     deployment: null,
+    cacheHit: false,
     createdAt: new Date(createdAt),
   };
 }

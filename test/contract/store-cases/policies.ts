@@ -1,4 +1,4 @@
-/** Contract cases of PolicyRepository (PII and data policies). */
+/** Contract cases of PolicyRepository (PII, data and response cache policies). */
 import { expect, it } from 'vitest';
 import { uid, type StoreContext } from './context.ts';
 
@@ -47,5 +47,18 @@ export function policyCases(store: StoreContext): void {
     expect(await policies().getPii(a)).toBeNull();
     await policies().setPii({ tenantId: b, mode: 'off', critical: [] });
     expect(await policies().getData(b)).toBeNull();
+  });
+
+  it('has no cache policy until one is set, then replaces it; sizes beyond 32 bits round-trip', async () => {
+    const [tenantId, other] = [`t-${uid()}`, `t-${uid()}`];
+    expect(await policies().getCache(tenantId)).toBeNull();
+    const first = await policies().setCache({ tenantId, enabled: true, defaultTtlS: 300, maxBytes: 8_000_000_000 });
+    expect(first).toEqual({ tenantId, enabled: true, defaultTtlS: 300, maxBytes: 8_000_000_000, updatedAt: expect.any(Date) });
+    expect(await policies().getCache(tenantId)).toEqual(first);
+    const second = await policies().setCache({ tenantId, enabled: false, defaultTtlS: 1, maxBytes: 1024 });
+    expect(second).toMatchObject({ tenantId, enabled: false, defaultTtlS: 1, maxBytes: 1024 });
+    expect(await policies().getCache(tenantId)).toEqual(second);
+    expect(await policies().getCache(other)).toBeNull();
+    expect(await policies().getData(tenantId)).toBeNull();
   });
 }

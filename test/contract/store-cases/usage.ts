@@ -41,6 +41,7 @@ function usageRecord(tenantId: string, overrides: Partial<UsageRecord> = {}): Us
     batchId: `batch_${uid()}`,
     customId: `line-${uid()}`,
     deployment: 'fast-east',
+    cacheHit: true,
     createdAt: new Date(DAY_1 + 3_600_000),
     ...overrides,
   };
@@ -74,6 +75,7 @@ export function usageCases(store: StoreContext): void {
       batchId: null,
       customId: null,
       deployment: null,
+      cacheHit: false,
       createdAt: new Date(DAY_1 + 1_234),
     });
     expect(await store.repo().usage.insertMany([full, sparse])).toBe(2);

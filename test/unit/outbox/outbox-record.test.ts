@@ -34,6 +34,7 @@ const usage: UsageRecord = {
   batchId: null,
   customId: null,
   deployment: null,
+  cacheHit: false,
   createdAt: new Date('2026-11-28T20:45:01.234Z'),
 };
 

@@ -1,6 +1,6 @@
-/** Per-tenant PII and data policies in MongoDB; `_id` is the tenant id. */
+/** Per-tenant PII, data and response cache policies in MongoDB; `_id` is the tenant id. */
 import { Schema, type Connection, type Model } from 'mongoose';
-import type { DataPolicy, PiiMode, PiiPolicy, PolicyRepository } from '../repository.ts';
+import type { CachePolicy, DataPolicy, PiiMode, PiiPolicy, PolicyRepository } from '../repository.ts';
 
 /** A tenant's PII policy document. */
 export interface PiiPolicyDocument {
@@ -17,10 +17,20 @@ export interface DataPolicyDocument {
   updated_at: Date;
 }
 
+/** A tenant's response cache policy document. */
+export interface CachePolicyDocument {
+  _id: string;
+  enabled: boolean;
+  default_ttl_s: number;
+  max_bytes: number;
+  updated_at: Date;
+}
+
 /** The policy models of one connection. */
 export interface PolicyModels {
   Pii: Model<PiiPolicyDocument>;
   Data: Model<DataPolicyDocument>;
+  Cache: Model<CachePolicyDocument>;
 }
 
 const schema = new Schema<PiiPolicyDocument>(
@@ -42,9 +52,24 @@ const dataSchema = new Schema<DataPolicyDocument>(
   { collection: 'data_policies', versionKey: false },
 );
 
+const cacheSchema = new Schema<CachePolicyDocument>(
+  {
+    _id: { type: String, required: true },
+    enabled: { type: Boolean, required: true },
+    default_ttl_s: { type: Number, required: true, min: 1 },
+    max_bytes: { type: Number, required: true, min: 1 },
+    updated_at: { type: Date, required: true },
+  },
+  { collection: 'cache_policies', versionKey: false },
+);
+
 /** The policy models of one connection. */
 export function createPolicyModels(connection: Connection): PolicyModels {
-  return { Pii: connection.model<PiiPolicyDocument>('PiiPolicy', schema), Data: connection.model<DataPolicyDocument>('DataPolicy', dataSchema) };
+  return {
+    Pii: connection.model<PiiPolicyDocument>('PiiPolicy', schema),
+    Data: connection.model<DataPolicyDocument>('DataPolicy', dataSchema),
+    Cache: connection.model<CachePolicyDocument>('CachePolicy', cacheSchema),
+  };
 }
 
 function toPolicy(doc: PiiPolicyDocument): PiiPolicy {
@@ -53,6 +78,10 @@ function toPolicy(doc: PiiPolicyDocument): PiiPolicy {
 
 function toDataPolicy(doc: DataPolicyDocument): DataPolicy {
   return { tenantId: doc._id, storeResponses: doc.store_responses, retentionDays: doc.retention_days, updatedAt: doc.updated_at };
+}
+
+function toCachePolicy(doc: CachePolicyDocument): CachePolicy {
+  return { tenantId: doc._id, enabled: doc.enabled, defaultTtlS: doc.default_ttl_s, maxBytes: doc.max_bytes, updatedAt: doc.updated_at };
 }
 
 /** The policy repository over its models. */
@@ -82,6 +111,17 @@ export function createPolicyRepository(models: PolicyModels): PolicyRepository {
         .lean<DataPolicyDocument>()
         .exec();
       return toDataPolicy(doc);
+    },
+    async getCache(tenantId) {
+      const doc = await models.Cache.findById(tenantId).lean<CachePolicyDocument>().exec();
+      return doc ? toCachePolicy(doc) : null;
+    },
+    async setCache(policy) {
+      const change = { enabled: policy.enabled, default_ttl_s: policy.defaultTtlS, max_bytes: policy.maxBytes, updated_at: new Date() };
+      const doc = await models.Cache.findByIdAndUpdate(policy.tenantId, { $set: change }, { upsert: true, returnDocument: 'after' })
+        .lean<CachePolicyDocument>()
+        .exec();
+      return toCachePolicy(doc);
     },
   };
 }

@@ -52,6 +52,7 @@ const usageSchema = new Schema<UsageDocument>(
     batch_id: { type: String, default: null },
     custom_id: { type: String, default: null },
     deployment: { type: String, default: null },
+    cache_hit: { type: Boolean, default: false },
     created_at: { type: Date, required: true },
   },
   { collection: 'usage_records', versionKey: false },

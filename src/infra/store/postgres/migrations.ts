@@ -388,6 +388,20 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'the deployment of a usage record',
     sql: `ALTER TABLE usage_records ADD COLUMN deployment text;`,
   },
+  {
+    version: 17,
+    name: "tenants' response cache policies, and the cache hits of usage records",
+    sql: `
+      CREATE TABLE cache_policies (
+        tenant_id text PRIMARY KEY,
+        enabled boolean NOT NULL,
+        default_ttl_s integer NOT NULL CHECK (default_ttl_s > 0),
+        max_bytes bigint NOT NULL CHECK (max_bytes > 0),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+      ALTER TABLE usage_records ADD COLUMN cache_hit boolean NOT NULL DEFAULT false;
+    `,
+  },
 ];
 
 // Any constant works; it only has to be the same in every process that migrates.

@@ -19,7 +19,7 @@ interface GroupRow {
 const COLUMNS =
   'request_id, tenant_id, key_id, feature, operation, requested_model, model, provider, upstream_model, prompt_name, prompt_version, ' +
   'prompt_tokens, completion_tokens, total_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, usage_source, cost_micros, status, error_code, queue_wait_ms, ttft_ms, ' +
-  'latency_ms, stream, pii_flags, response_id, batch_id, custom_id, deployment, created_at';
+  'latency_ms, stream, pii_flags, response_id, batch_id, custom_id, deployment, cache_hit, created_at';
 
 // One JSON array parameter for the whole batch: a single round trip whatever its size, and
 // jsonb_populate_recordset casts each field to its column's type (text[] and timestamptz included).

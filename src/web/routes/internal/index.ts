@@ -7,6 +7,7 @@ import { internalBudgetRoutes } from './budgets.ts';
 import type { BudgetAdminDeps } from '../../../domain/budget/budget-admin.ts';
 import { internalPiiPolicyRoutes } from './pii-policy.ts';
 import { internalDataPolicyRoutes } from './data-policy.ts';
+import { internalCachePolicyRoutes } from './cache-policy.ts';
 import type { PiiPolicyAdminDeps } from '../../../domain/pii/pii-policy-admin.ts';
 import type { TenantSettingsCache } from '../../../domain/tenants/tenant-settings.ts';
 import { internalTenantRoutes } from './tenants.ts';
@@ -39,8 +40,9 @@ export async function internalRoutes(app: FastifyInstance, options: InternalRout
   await app.register(internalAuditRoutes, { audit: options.audit });
   await app.register(internalBudgetRoutes, { admin: options.budgetAdmin });
   await app.register(internalPiiPolicyRoutes, { admin: options.piiAdmin, settings: options.settings });
-  // The data policy needs what the PII policy does: the store, the audit sink and the settings' invalidation.
+  // The data and cache policies need what the PII policy does: the store, the audit sink and the settings' invalidation.
   await app.register(internalDataPolicyRoutes, { admin: options.piiAdmin, settings: options.settings });
+  await app.register(internalCachePolicyRoutes, { admin: options.piiAdmin, settings: options.settings });
   await app.register(internalTenantRoutes, { admin: options.tenantAdmin });
   await app.register(internalKeyRoutes, { admin: options.keyAdmin, operatorTenant: options.tenantAdmin.operatorTenant });
   await app.register(internalWebhookRoutes, { admin: options.webhookAdmin });

@@ -63,6 +63,7 @@ export const UsageRecordSchema = Type.Object({
         'The deployment of `model` that answered (or was tried last), by its catalog id; the alias itself for a model of one target; null when no call was made.',
     }),
   ),
+  cache_hit: Type.Boolean({ description: "Answered from the gateway's response cache: no upstream call, and no upstream cost." }),
   created_at: Type.String({ format: 'date-time' }),
 });
 

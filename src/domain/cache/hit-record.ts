@@ -1,0 +1,60 @@
+import type { CatalogModel } from '../catalog/schema.ts';
+import type { UsageRecord } from '../../infra/store/repository.ts';
+import type { CachedAnswer } from '../../infra/cache/response-cache.ts';
+
+/** Who asked for an answer the cache served, and what they asked. */
+export interface HitRequest {
+  requestId: string;
+  tenantId: string;
+  keyId: string;
+  feature: string | null;
+  operation: string;
+  requestedModel: string;
+  prompt: { name: string; version: number } | null;
+  stream: boolean;
+  piiFlags: string[];
+  /** When the request arrived (ms). */
+  receivedAt: number;
+}
+
+/**
+ * The usage record of a cache hit: the tokens of the answer served (what its client was told),
+ * at no cost, since no upstream was called; `cacheHit` tells it apart from the run that made it.
+ */
+export function hitRecord(request: HitRequest, cached: CachedAnswer, model: CatalogModel | undefined, endedAt: number): UsageRecord {
+  const { usage } = cached;
+  return {
+    requestId: request.requestId,
+    tenantId: request.tenantId,
+    keyId: request.keyId,
+    feature: request.feature,
+    operation: request.operation,
+    requestedModel: request.requestedModel,
+    model: cached.model,
+    provider: model?.provider ?? 'unknown',
+    upstreamModel: model?.upstream_model ?? 'unknown',
+    promptName: request.prompt?.name ?? null,
+    promptVersion: request.prompt?.version ?? null,
+    promptTokens: usage.prompt_tokens,
+    completionTokens: usage.completion_tokens,
+    totalTokens: usage.total_tokens,
+    cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
+    cacheWriteTokens: usage.prompt_tokens_details?.cache_write_tokens ?? 0,
+    reasoningTokens: usage.completion_tokens_details?.reasoning_tokens ?? 0,
+    usageSource: 'provider',
+    costMicros: 0,
+    status: 'succeeded',
+    errorCode: null,
+    queueWaitMs: 0,
+    ttftMs: request.stream ? Math.max(0, endedAt - request.receivedAt) : null,
+    latencyMs: Math.max(0, endedAt - request.receivedAt),
+    stream: request.stream,
+    piiFlags: request.piiFlags,
+    responseId: null,
+    batchId: null,
+    customId: null,
+    deployment: cached.deployment,
+    cacheHit: true,
+    createdAt: new Date(request.receivedAt),
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * The response cache's step on the web tier: what the request asks of it (Cache-Control and the
+ * tenant's policy), the look-up (one Redis call), and a hit served from Redis without a job:
+ * charged to the rate limits, recorded at no cost, replayed as its worker's events would be.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Operation } from '../../operations/operation.ts';
+import type { TenantSettings } from '../../domain/tenants/tenant-settings.ts';
+import { BYPASS, planCaching, readCacheControl, type CachePlan, type CacheStatus } from '../../domain/cache/cache-directives.ts';
+import { cacheDigest } from '../../domain/cache/cache-key.ts';
+import { hitRecord, type HitRequest } from '../../domain/cache/hit-record.ts';
+import type { CacheLookup, CachedAnswer } from '../../infra/cache/response-cache.ts';
+import type { RateCheck, RateDecision } from '../../domain/rate-limit/rate-limiter.ts';
+import { rateLimitHeaders } from '../../domain/rate-limit/rate-limiter.ts';
+import { rateCheckOf, rateLimitError, type TenantLimits } from '../../domain/admission/rate-limits.ts';
+import type { UsageRecord } from '../../infra/store/repository.ts';
+import type { CatalogModel } from '../../domain/catalog/schema.ts';
+import { EventQueue, type Dispatch } from '../../infra/events/event-queue.ts';
+import type { JobCommon } from '../../infra/queue/job.ts';
+
+/** What the cache step needs, built once by the composition root. */
+export interface CachePorts {
+  /** Reads an answer of the tenant's cache, and the bytes the tenant's cache holds. */
+  lookUp(tenantId: string, digest: string): Promise<CacheLookup>;
+  /** Charges a hit to the rate limits: the admission script's rate part alone (no claim, no reservation). */
+  chargeRate(check: RateCheck): Promise<RateDecision>;
+  /** Queues a hit's usage record for the store. */
+  record(record: UsageRecord): Promise<void>;
+  /** The catalog's models, for the provider a hit's record names. */
+  models: Readonly<Record<string, CatalogModel>>;
+  /** Counts look-ups and keeps the tenant's stored bytes; null when the process keeps no metrics. */
+  observe: ((tenantId: string, status: CacheStatus, totalBytes: number | null) => void) | null;
+}
+
+/** The cache's part in one request, with the digest of its answer when the cache reads or stores it. */
+export interface RequestCaching {
+  plan: CachePlan;
+  digest: string | null;
+}
+
+/** Decides the cache's part from the request's Cache-Control, the tenant's policy and the operation; sets `x-cache`. */
+export function planRequestCaching(
+  operation: Operation,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  facts: { settings: TenantSettings; payload: object; candidates: string[]; idempotent: boolean; detached: boolean },
+): RequestCaching {
+  const cache = operation.cache;
+  const cacheable = cache !== undefined && !facts.detached;
+  const directives = readCacheControl(request.headers['cache-control']);
+  const samples = cache ? cache.samples(facts.payload as never) : false;
+  const plan = cacheable ? planCaching(facts.settings.cache, directives, { cacheable, samples, idempotent: facts.idempotent }) : BYPASS;
+  reply.header('x-cache', plan.status);
+  const digest = plan === BYPASS || !cache ? null : cacheDigest(operation.name, facts.candidates, cache.request(facts.payload as never));
+  return { plan, digest };
+}
+
+/** Where a successful answer goes in the cache, for the job; undefined when it is not stored. */
+export function cacheOrder(caching: RequestCaching, settings: TenantSettings): JobCommon['cache'] {
+  const { plan, digest } = caching;
+  if (plan.storeTtlS === null || digest === null) return undefined;
+  return { digest, ttlMs: plan.storeTtlS * 1000, maxBytes: settings.cache.maxBytes };
+}
+
+/** A hit, as what the relay reads: its events, in order, already ended. */
+function replayed(operation: Operation, cached: CachedAnswer, payload: object, job: { requestId: string; stream: boolean }): Dispatch {
+  const events = new EventQueue();
+  const replay = (operation.cache as NonNullable<Operation['cache']>).replay(cached, payload as never, job);
+  replay.forEach((event, i) => events.push({ seq: i + 1, ...event, ...(i === 0 && cached.deployment !== null ? { deployment: cached.deployment } : {}) }));
+  events.close();
+  return { events, cancel: () => undefined };
+}
+
+/** The request as a hit's usage record and rate limits read it. */
+export interface HitContext {
+  hit: Omit<HitRequest, 'receivedAt'>;
+  /** Tokens the rate limits charge: the prompt estimate plus max_tokens, as admission would. */
+  tokens: number;
+  limits: TenantLimits;
+  payload: object;
+}
+
+/**
+ * Looks the answer up when the cache may be read; a fresh one is served (null otherwise: the
+ * request goes on to admission). A hit is charged to the rate limits, never to the budget (its
+ * upstream cost is zero), and holds no slot of its key's concurrency or its tenant's queue.
+ */
+export async function lookUpHit(
+  ports: CachePorts,
+  operation: Operation,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  caching: RequestCaching,
+  context: HitContext,
+): Promise<Dispatch | null> {
+  const { plan, digest } = caching;
+  const { tenantId, keyId } = request.principal;
+  if (plan.readMaxAgeS === null || digest === null) {
+    ports.observe?.(tenantId, plan.status, null);
+    return null;
+  }
+  const { answer, totalBytes } = await ports.lookUp(tenantId, digest);
+  const ageMs = answer ? Date.now() - answer.storedAt : Infinity;
+  if (!answer || ageMs > plan.readMaxAgeS * 1000) {
+    ports.observe?.(tenantId, 'miss', totalBytes);
+    return null;
+  }
+  const check = rateCheckOf(request.principal, context.tokens, context.limits);
+  if (check) {
+    const decision = await ports.chargeRate(check);
+    reply.headers(rateLimitHeaders(decision.headers));
+    if (!decision.ok) throw rateLimitError(context.limits, decision, keyId);
+  }
+  ports.observe?.(tenantId, 'hit', totalBytes);
+  const now = Date.now();
+  // Whole milliseconds: the store keeps integers.
+  await ports.record(hitRecord({ ...context.hit, receivedAt: Math.round(now - reply.elapsedTime) }, answer, ports.models[answer.model], now));
+  reply.header('x-cache', 'hit');
+  reply.header('age', String(Math.floor(Math.max(0, ageMs) / 1000)));
+  return replayed(operation, answer, context.payload, { requestId: context.hit.requestId, stream: context.hit.stream });
+}
