@@ -25,7 +25,7 @@ export async function callWithRetries<T>(
   signal: AbortSignal,
   run: (target: ProviderTarget, timeoutMs: number) => Promise<T>,
   mayRetry: () => boolean,
-  options: { pauses: boolean; firstTokenAt: () => number | null } = { pauses: true, firstTokenAt: () => null },
+  options: { pauses: boolean; firstTokenAt: () => number | null },
 ): Promise<CallOutcome<T>> {
   const { pauses, firstTokenAt } = options;
   const deadline = Date.now() + policy.budgetMs;

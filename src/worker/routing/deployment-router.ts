@@ -11,8 +11,8 @@ import type { DeploymentLoads } from './deployment-loads.ts';
 export type Choice = { kind: 'call'; target: WeightedTarget; probe: boolean } | { kind: 'paused'; untilMs: number } | { kind: 'open'; untilMs: number };
 
 /** A weighted random pick; the weights need not sum to anything. */
-function weighted(targets: readonly WeightedTarget[], random: () => number): WeightedTarget {
-  let left = random() * targets.reduce((sum, target) => sum + target.weight, 0);
+function weighted(targets: readonly WeightedTarget[]): WeightedTarget {
+  let left = Math.random() * targets.reduce((sum, target) => sum + target.weight, 0);
   for (const target of targets) {
     left -= target.weight;
     if (left < 0) return target;
@@ -30,13 +30,11 @@ export class DeploymentRouter {
   readonly #breakers: CircuitBreakers;
   readonly #quotas: DeploymentQuotas;
   readonly #loads: DeploymentLoads;
-  readonly #random: () => number;
 
-  constructor(parts: { breakers: CircuitBreakers; quotas: DeploymentQuotas; loads: DeploymentLoads }, random: () => number = Math.random) {
+  constructor(parts: { breakers: CircuitBreakers; quotas: DeploymentQuotas; loads: DeploymentLoads }) {
     this.#breakers = parts.breakers;
     this.#quotas = parts.quotas;
     this.#loads = parts.loads;
-    this.#random = random;
   }
 
   /** A call to the deployment starts (its calls in flight, for least-busy routing). */
@@ -97,17 +95,14 @@ export class DeploymentRouter {
    * measured. Ties go by weight.
    */
   #pick(routing: TargetPool['routing'], targets: readonly WeightedTarget[]): WeightedTarget {
-    if (routing === 'weighted') return weighted(targets, this.#random);
+    if (routing === 'weighted') return weighted(targets);
     const score =
       routing === 'least-busy'
         ? (target: WeightedTarget) => this.#loads.inFlight(target.deployment)
         : (target: WeightedTarget) => this.#loads.latencyMs(target.deployment) ?? -1;
     const scores = targets.map(score);
     const best = Math.min(...scores);
-    return weighted(
-      targets.filter((_, i) => scores[i] === best),
-      this.#random,
-    );
+    return weighted(targets.filter((_, i) => scores[i] === best));
   }
 
   /**
@@ -118,7 +113,7 @@ export class DeploymentRouter {
    * pauses the deployment for every worker when `pauses` (a live request's call; a batch line's 429
    * slows its lane alone, never the live requests: spec, Batches).
    */
-  record(target: WeightedTarget, probe: boolean, error: unknown, signal: AbortSignal, pauses = true): void {
+  record(target: WeightedTarget, probe: boolean, error: unknown, signal: AbortSignal, pauses: boolean): void {
     if (signal.aborted) return;
     if (error !== null && !isUpstreamError(error)) return;
     const failed = error !== null && error.retryable;
