@@ -40,6 +40,10 @@ const body = (extra: Partial<ChatCompletionCreateParamsNonStreaming> = {}): Chat
 
 const stored = (tenantId: string) => gateway.redis.zcard(gateway.keys.cacheIndex(tenantId).byAge);
 
+/** Waits until the worker stored an answer of the tenant at or after `since` (ms; it stores once the client has its answer). */
+const storedSince = (tenantId: string, since: number) =>
+  eventually(async () => (await gateway.redis.zcount(gateway.keys.cacheIndex(tenantId).byAge, since, '+inf')) > 0, 5000, 'the answer stored');
+
 /** Waits until the worker stored `count` answers of the tenant (it stores once the client has its answer). */
 const storedCount = (tenantId: string, count: number) => eventually(async () => (await stored(tenantId)) >= count, 5000, `${count} answers stored`);
 
@@ -121,9 +125,11 @@ describe('the response cache', () => {
     expect(upstream.requests.length).toBe(calls);
 
     const jsonRequest = body();
+    const sent = Date.now();
     const original = await json(client, jsonRequest);
-    await eventually(async () => (await streamed(client, jsonRequest)).cache === 'hit', 5000, 'the JSON answer served as a stream');
+    await storedSince('cachey', sent);
     const asStream = await streamed(client, jsonRequest);
+    expect(asStream.cache).toBe('hit');
     expect(asStream.chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe(original.data.choices[0]?.message.content);
     expect(asStream.chunks.at(-1)?.usage).toEqual(original.data.usage);
     expect(asStream.chunks.find((chunk) => chunk.choices[0]?.finish_reason)?.choices[0]?.finish_reason).toBe('stop');
@@ -134,8 +140,10 @@ describe('the response cache', () => {
     const mine = clients.get('cachey') as OpenAI;
     const request = body();
     const calls = upstream.requests.length;
+    const sent = Date.now();
     expect((await json(mine, request)).cache).toBe('miss');
-    await eventually(async () => (await json(mine, request)).cache === 'hit', 5000, 'the first tenant’s hit');
+    await storedSince('cachey', sent);
+    expect((await json(mine, request)).cache).toBe('hit');
     expect((await json(other, request)).cache).toBe('miss');
     expect(upstream.requests.length).toBe(calls + 2);
   });
@@ -143,16 +151,20 @@ describe('the response cache', () => {
   it('honours max-age, no-cache and no-store, and caches a sampling request only when asked', async () => {
     const client = clients.get('cachey') as OpenAI;
     const request = body();
-    expect((await json(client, request, { 'cache-control': 'max-age=1' })).cache).toBe('miss');
-    await eventually(async () => (await json(client, request, { 'cache-control': 'max-age=1' })).cache === 'hit', 900, 'a hit within its second');
-    await new Promise((resolve) => setTimeout(resolve, 1200));
-    // Stored for one second: gone.
-    expect((await json(client, request, { 'cache-control': 'max-age=1' })).cache).toBe('miss');
+    const first = Date.now();
+    expect((await json(client, request, { 'cache-control': 'max-age=2' })).cache).toBe('miss');
+    await storedSince('cachey', first);
+    expect((await json(client, request, { 'cache-control': 'max-age=2' })).cache).toBe('hit');
+    await new Promise((resolve) => setTimeout(resolve, 2200));
+    // Stored for two seconds: gone.
+    expect((await json(client, request, { 'cache-control': 'max-age=2' })).cache).toBe('miss');
 
     // Stored for a minute, but this request accepts one second at most.
     const older = body();
+    const keptAt = Date.now();
     await json(client, older);
-    await eventually(async () => (await json(client, older)).cache === 'hit', 5000, 'stored');
+    await storedSince('cachey', keptAt);
+    expect((await json(client, older)).cache).toBe('hit');
     await new Promise((resolve) => setTimeout(resolve, 1200));
     expect((await json(client, older, { 'cache-control': 'max-age=1' })).cache).toBe('miss');
 
@@ -169,8 +181,10 @@ describe('the response cache', () => {
     calls = upstream.requests.length;
     expect((await json(client, sampling)).cache).toBe('bypass');
     expect((await json(client, { ...sampling, temperature: undefined })).cache).toBe('bypass');
+    const asked = Date.now();
     expect((await json(client, sampling, { 'cache-control': 'max-age=60' })).cache).toBe('miss');
-    await eventually(async () => (await json(client, sampling, { 'cache-control': 'max-age=60' })).cache === 'hit', 5000, 'the asked-for sample cached');
+    await storedSince('cachey', asked);
+    expect((await json(client, sampling, { 'cache-control': 'max-age=60' })).cache).toBe('hit');
     expect(upstream.requests.length).toBe(calls + 3);
 
     const malformed = await call(gateway.origin, secrets.get('cachey') as string, 'POST', '/v1/chat/completions', body(), { 'cache-control': 'max-age=soon' });
