@@ -2,6 +2,7 @@ import type { RequestJob } from '../operations/index.ts';
 import type { CatalogModel } from '../domain/catalog/schema.ts';
 import { costMicros } from '../domain/catalog/pricing.ts';
 import type { UsageRecord, UsageStatus } from '../infra/store/repository.ts';
+import { tokenFieldsOf } from '../infra/store/usage-fields.ts';
 import type { Usage } from '../wire/openai-chat.ts';
 import type { ResolvedUsage } from '../operations/usage.ts';
 import type { RunTrace } from '../operations/runner.ts';
@@ -33,12 +34,7 @@ export function buildUsageRecord(
     upstreamModel: trace.target?.upstreamModel ?? model?.upstream_model ?? 'unknown',
     promptName: data.prompt?.name ?? null,
     promptVersion: data.prompt?.version ?? null,
-    promptTokens: usage.prompt_tokens,
-    completionTokens: usage.completion_tokens,
-    totalTokens: usage.total_tokens,
-    cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
-    cacheWriteTokens: usage.prompt_tokens_details?.cache_write_tokens ?? 0,
-    reasoningTokens: usage.completion_tokens_details?.reasoning_tokens ?? 0,
+    ...tokenFieldsOf(usage),
     usageSource: outcome.usage?.source ?? 'estimated',
     costMicros: model ? costMicros(model, usage, data.batch ? 'batch' : 'live') : 0,
     status: outcome.status,

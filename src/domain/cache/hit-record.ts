@@ -1,5 +1,6 @@
 import type { CatalogModel } from '../catalog/schema.ts';
 import type { UsageRecord } from '../../infra/store/repository.ts';
+import { tokenFieldsOf } from '../../infra/store/usage-fields.ts';
 import type { CachedAnswer } from '../../infra/cache/response-cache.ts';
 
 /** Who asked for an answer the cache served, and what they asked. */
@@ -35,12 +36,7 @@ export function hitRecord(request: HitRequest, cached: CachedAnswer, model: Cata
     upstreamModel: model?.upstream_model ?? 'unknown',
     promptName: request.prompt?.name ?? null,
     promptVersion: request.prompt?.version ?? null,
-    promptTokens: usage.prompt_tokens,
-    completionTokens: usage.completion_tokens,
-    totalTokens: usage.total_tokens,
-    cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
-    cacheWriteTokens: usage.prompt_tokens_details?.cache_write_tokens ?? 0,
-    reasoningTokens: usage.completion_tokens_details?.reasoning_tokens ?? 0,
+    ...tokenFieldsOf(usage),
     usageSource: 'provider',
     costMicros: 0,
     status: 'succeeded',

@@ -1,5 +1,6 @@
 /** The snake_case form of a usage record: the PostgreSQL columns, the MongoDB fields and the API's names. */
 import type { UsageRecord } from './repository.ts';
+import type { Usage } from '../../wire/openai-chat.ts';
 
 /** A usage record with snake_case field names. */
 export interface UsageFields {
@@ -116,5 +117,19 @@ export function fromUsageFields(fields: UsageFields): UsageRecord {
     // And those written before the response cache.
     cacheHit: fields.cache_hit ?? false,
     createdAt: fields.created_at,
+  };
+}
+
+/** A usage record's token counts, read from the usage an answer reported (details absent: 0). */
+export function tokenFieldsOf(
+  usage: Usage,
+): Pick<UsageRecord, 'promptTokens' | 'completionTokens' | 'totalTokens' | 'cachedTokens' | 'cacheWriteTokens' | 'reasoningTokens'> {
+  return {
+    promptTokens: usage.prompt_tokens,
+    completionTokens: usage.completion_tokens,
+    totalTokens: usage.total_tokens,
+    cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
+    cacheWriteTokens: usage.prompt_tokens_details?.cache_write_tokens ?? 0,
+    reasoningTokens: usage.completion_tokens_details?.reasoning_tokens ?? 0,
   };
 }

@@ -46,12 +46,17 @@ export function planRequestCaching(
   facts: { settings: TenantSettings; payload: object; candidates: string[]; idempotent: boolean; detached: boolean },
 ): RequestCaching {
   const cache = operation.cache;
-  const cacheable = cache !== undefined && !facts.detached;
+  // A tenant without caching (most) pays no look at the request's body or headers.
+  const cacheable = cache !== undefined && !facts.detached && facts.settings.cache.enabled;
+  if (!cacheable) {
+    reply.header('x-cache', BYPASS.status);
+    return { plan: BYPASS, digest: null };
+  }
   const directives = readCacheControl(request.headers['cache-control']);
-  const samples = cache ? cache.samples(facts.payload as never) : false;
-  const plan = cacheable ? planCaching(facts.settings.cache, directives, { cacheable, samples, idempotent: facts.idempotent }) : BYPASS;
+  const samples = cache.samples(facts.payload as never);
+  const plan = planCaching(facts.settings.cache, directives, { cacheable, samples, idempotent: facts.idempotent });
   reply.header('x-cache', plan.status);
-  const digest = plan === BYPASS || !cache ? null : cacheDigest(operation.name, facts.candidates, cache.request(facts.payload as never));
+  const digest = plan === BYPASS ? null : cacheDigest(operation.name, facts.candidates, cache.request(facts.payload as never));
   return { plan, digest };
 }
 
