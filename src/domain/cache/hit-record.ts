@@ -3,20 +3,12 @@ import type { UsageRecord } from '../../infra/store/repository.ts';
 import { tokenFieldsOf } from '../../infra/store/usage-fields.ts';
 import type { CachedAnswer } from '../../infra/cache/response-cache.ts';
 
-/** Who asked for an answer the cache served, and what they asked. */
-export interface HitRequest {
-  requestId: string;
-  tenantId: string;
-  keyId: string;
-  feature: string | null;
-  operation: string;
-  requestedModel: string;
+/** Who asked for an answer the cache served, and what they asked: the record's own fields, with the prompt and when it arrived. */
+export type HitRequest = Pick<UsageRecord, 'requestId' | 'tenantId' | 'keyId' | 'feature' | 'operation' | 'requestedModel' | 'stream' | 'piiFlags'> & {
   prompt: { name: string; version: number } | null;
-  stream: boolean;
-  piiFlags: string[];
   /** When the request arrived (ms). */
   receivedAt: number;
-}
+};
 
 /**
  * The usage record of a cache hit: the tokens of the answer served (what its client was told),

@@ -1,15 +1,11 @@
 /** cache-lookup-2.lua and cache-store-4.lua against a real Redis: expiry, the cap, eviction of the oldest, the bookkeeping's lifetime. */
-import { afterAll, describe, expect, it } from 'vitest';
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { defineScripts } from '../../../src/infra/redis/scripts.ts';
+import { describe, expect, it } from 'vitest';
+import { scriptedTestRedis } from '../../helpers/scripted-test-redis.ts';
 import { createRedisKeys } from '../../../src/infra/redis/keys.ts';
 import { COMPRESS_ABOVE, decodeCachedAnswer, encodeCachedAnswer, lookUpAnswer, storeAnswer } from '../../../src/infra/cache/response-cache.ts';
 import type { CachedAnswer } from '../../../src/infra/cache/response-cache.ts';
-import { TEST_REDIS_URL } from '../../helpers/gateway-processes.ts';
 
-const prefix = `tcache${randomBytes(4).toString('hex')}`;
-const redis = defineScripts(new Redis(TEST_REDIS_URL));
+const { redis, prefix } = scriptedTestRedis('tcache');
 const keys = createRedisKeys(prefix);
 let n = 0;
 const tenant = () => `t${++n}`;
@@ -18,12 +14,6 @@ const answer = (text: string): CachedAnswer => ({ model: 'fast', usage: USAGE, a
 const store = (tenantId: string, digest: string, value: string, ttlMs: number, maxBytes: number, nowMs = Date.now()) =>
   storeAnswer(redis, keys, { tenantId, digest, value, ttlMs, maxBytes, nowMs });
 const sizes = async (tenantId: string) => redis.hgetall(keys.cacheIndex(tenantId).sizes);
-
-afterAll(async () => {
-  const found = await redis.keys(`${prefix}:*`);
-  if (found.length > 0) await redis.del(...found);
-  redis.disconnect();
-});
 
 describe('the response cache scripts', () => {
   it('misses on nothing, then reads back what was stored, with the total', async () => {

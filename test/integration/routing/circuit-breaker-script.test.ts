@@ -1,26 +1,16 @@
 /** circuit-breaker-1.lua against a real Redis: the sliding window, the one probe, the doubled cooldown, the pause. */
-import { afterAll, describe, expect, it } from 'vitest';
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { defineScripts } from '../../../src/infra/redis/scripts.ts';
+import { describe, expect, it } from 'vitest';
+import { scriptedTestRedis } from '../../helpers/scripted-test-redis.ts';
 import { probeBreaker, readBreaker, reportBreaker } from '../../../src/infra/redis/breaker-states.ts';
 import type { BreakerSettings } from '../../../src/domain/catalog/schema.ts';
-import { TEST_REDIS_URL } from '../../helpers/gateway-processes.ts';
 
-const prefix = `tbrk${randomBytes(4).toString('hex')}`;
-const redis = defineScripts(new Redis(TEST_REDIS_URL));
+const { redis, prefix } = scriptedTestRedis('tbrk');
 const SETTINGS: BreakerSettings = { failureRate: 0.5, minCalls: 4, windowMs: 10_000, cooldownMs: 1_000, maxCooldownMs: 3_000 };
 const T0 = 1_800_000_000_000;
 let n = 0;
 const fresh = () => `${prefix}:b${++n}`;
 const report = (key: string, calls: number, failures: number, now: number, extra: Partial<Parameters<typeof reportBreaker>[3]> = {}) =>
   reportBreaker(redis, key, SETTINGS, { calls, failures, probe: null, pauseUntilMs: 0, ...extra }, now);
-
-afterAll(async () => {
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length > 0) await redis.del(...keys);
-  redis.disconnect();
-});
 
 describe('circuit-breaker-1.lua', () => {
   it('reads an unknown deployment as closed, and writes nothing', async () => {

@@ -1,22 +1,12 @@
 /** deployment-quota-1.lua against a real Redis: a deployment's calls and tokens a minute, across workers. */
-import { afterAll, describe, expect, it } from 'vitest';
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { defineScripts } from '../../../src/infra/redis/scripts.ts';
+import { describe, expect, it } from 'vitest';
+import { scriptedTestRedis } from '../../helpers/scripted-test-redis.ts';
 import { spendQuota, takeQuota } from '../../../src/infra/redis/deployment-quota.ts';
-import { TEST_REDIS_URL } from '../../helpers/gateway-processes.ts';
 
-const prefix = `tquo${randomBytes(4).toString('hex')}`;
-const redis = defineScripts(new Redis(TEST_REDIS_URL));
+const { redis, prefix } = scriptedTestRedis('tquo');
 const T0 = 1_800_000_000_000;
 let n = 0;
 const fresh = () => `${prefix}:q${++n}`;
-
-afterAll(async () => {
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length > 0) await redis.del(...keys);
-  redis.disconnect();
-});
 
 describe('deployment-quota-1.lua', () => {
   it('lets a minute of calls through at once, then one every 60 s / rpm', async () => {

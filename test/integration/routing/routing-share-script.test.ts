@@ -1,20 +1,10 @@
 /** routing-share-1.lua against a real Redis: each worker's loads of an alias's deployments, shared, the silent ones forgotten. */
-import { afterAll, expect, it } from 'vitest';
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { defineScripts } from '../../../src/infra/redis/scripts.ts';
+import { expect, it } from 'vitest';
+import { scriptedTestRedis } from '../../helpers/scripted-test-redis.ts';
 import { shareLoads } from '../../../src/infra/redis/routing-share.ts';
-import { TEST_REDIS_URL } from '../../helpers/gateway-processes.ts';
 
-const prefix = `trsh${randomBytes(4).toString('hex')}`;
-const redis = defineScripts(new Redis(TEST_REDIS_URL));
+const { redis, prefix } = scriptedTestRedis('trsh');
 const T0 = 1_800_000_000_000;
-
-afterAll(async () => {
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length > 0) await redis.del(...keys);
-  redis.disconnect();
-});
 
 it("writes a worker's own loads, reads every worker's, and forgets a worker silent for too long", async () => {
   const key = `${prefix}:alias`;
