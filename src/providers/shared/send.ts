@@ -76,7 +76,9 @@ export async function sendUpstream(http: UpstreamHttp, call: UpstreamCall, limit
     throw UpstreamError.fromResponse(response.statusCode, response.headers, text.text, readError);
   }
   if (own.total_ms !== undefined) endBodyAt(response.body, sentAt + totalMs, totalMs);
-  BODY_LIMITS.set(response.body, { sentAt, firstTokenMs: own.first_token_ms, betweenTokensMs: own.between_tokens_ms });
+  // Only a model with token timeouts has its body's chunks timed (translateBody).
+  if (own.first_token_ms !== undefined || own.between_tokens_ms !== undefined)
+    BODY_LIMITS.set(response.body, { sentAt, firstTokenMs: own.first_token_ms, betweenTokensMs: own.between_tokens_ms });
   return response.body;
 }
 
@@ -115,7 +117,7 @@ export async function* translateBody<T>(
   const limits = BODY_LIMITS.get(body);
   try {
     const chunks = translate(body as AsyncIterable<Uint8Array>);
-    yield* limits && (limits.firstTokenMs !== undefined || limits.betweenTokensMs !== undefined) ? paced(chunks, body, limits) : chunks;
+    yield* limits ? paced(chunks, body, limits) : chunks;
   } catch (err) {
     throw UpstreamError.fromNetwork(err, signal, 'body');
   } finally {
