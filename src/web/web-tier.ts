@@ -191,7 +191,7 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
     sse: { keepAliveMs: env.SSE_KEEPALIVE_MS, maxBufferedBytes: env.SSE_MAX_BUFFERED_BYTES },
     metrics,
     defaults: admissionDefaultsOf(env),
-    cache: createCachePorts(commands, keys, outbox, catalog, metrics),
+    cache: createCachePorts(outbox, catalog, metrics),
   };
   const batchQueues = new BatchQueues(queueConnection, keys, (error) => log.warn({ err: error }, 'redis connection error'));
   const responses: ResponseRouteDeps = {

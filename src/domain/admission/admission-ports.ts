@@ -36,6 +36,7 @@ export function createAdmission(commands: ScriptedRedis, keys: RedisKeys, ledger
     log.warn({ err: error, reqId: taken.requestId }, part === 'claim' ? 'releasing the idempotency key failed' : 'releasing the budget reservation failed');
   return new Admission({
     redis: commands,
+    keys,
     limiter: new RateLimiter({ redis: commands, keys }),
     idempotency: new IdempotencyStore({ redis: commands, keys, ttlMs: IDEMPOTENCY_TTL_MS }),
     ledger,

@@ -1,12 +1,13 @@
 /**
- * Admission of one request: its rate limits, its idempotency claim and its budget reservation,
- * checked and written in one script call on the tenant's slot (admit-n.lua), and given back when
- * the request will not run.
+ * Admission of one request: the response cache's look-up, its rate limits, its idempotency claim
+ * and its budget reservation, checked and written in one script call on the tenant's slot
+ * (admit-n.lua), and given back when the request will not run.
  */
-import type { BudgetLedger, ReserveRefusal, ReserveRequest } from '../budget/budget-ledger.ts';
+import type { BudgetLedger, ReserveOutcome, ReserveRefusal, ReserveRequest } from '../budget/budget-ledger.ts';
 import { claimResult, releaseClaim, requestFingerprint, type IdempotencyStore } from '../idempotency/idempotency-store.ts';
 import type { RateCheck, RateDecision, RateLimiter } from '../rate-limit/rate-limiter.ts';
-import { admit, type ScriptedRedis } from '../../infra/redis/scripts.ts';
+import { admit, type AdmitReply, type ScriptedRedis } from '../../infra/redis/scripts.ts';
+import type { RedisKeys } from '../../infra/redis/keys.ts';
 import { isRedisUnavailable } from '../../infra/redis/connections.ts';
 import { retryUnavailable } from '../../infra/redis/retry-unavailable.ts';
 
@@ -17,6 +18,8 @@ export interface AdmissionRequest {
   /** The client's key and what a retry with it must repeat (the route and the body as sent); null without a key. */
   idempotency: { key: string; request: unknown } | null;
   reservation: ReserveRequest;
+  /** The response cache's answer to the request (by its digest) when one up to `maxAgeMs` old may serve it; null: not read. */
+  cache: { digest: string; maxAgeMs: number } | null;
 }
 
 /** What an admission took: the idempotency claim (its Redis key, which the worker completes) and the reservation's keys. */
@@ -32,11 +35,16 @@ export type RateRefusal = Extract<RateDecision, { ok: false }>;
 
 /**
  * What admission decided, in the order it decides: the rate limits refuse (nothing written), a
- * key held by an earlier request relays it or was reused for another body, the budget or the queue
- * refuses (the key left unclaimed), or the request runs. `rate` is null when no limit was checked.
+ * fresh cached answer serves it (the rate limits charged, nothing else taken), a key held by an
+ * earlier request relays it or was reused for another body, the budget or the queue refuses (the
+ * key left unclaimed), or the request runs. `rate` is null when no limit was checked; `cacheBytes`
+ * (what the tenant's cache holds) is null when the cache was not read.
  */
-export type AdmissionDecision =
+export type AdmissionDecision = Decided & { cacheBytes: number | null };
+
+type Decided =
   | { action: 'rate_limited'; rate: RateRefusal }
+  | { action: 'cached'; rate: RateDecision | null; entry: string }
   | { action: 'relay'; rate: RateDecision | null; requestId: string; finished: boolean }
   | { action: 'key_reused'; rate: RateDecision | null }
   | { action: 'refused'; rate: RateDecision | null; refusal: ReserveRefusal }
@@ -48,6 +56,7 @@ export type GiveBackFailure = (error: unknown, part: 'claim' | 'reservation', ta
 /** Construction options of Admission. */
 export interface AdmissionOptions {
   redis: ScriptedRedis;
+  keys: RedisKeys;
   limiter: RateLimiter;
   idempotency: IdempotencyStore;
   ledger: BudgetLedger;
@@ -57,6 +66,7 @@ export interface AdmissionOptions {
 /** Admits requests in one Redis round trip each, and gives back what an admission took for a request that will not run. */
 export class Admission {
   readonly #redis: ScriptedRedis;
+  readonly #keys: RedisKeys;
   readonly #limiter: RateLimiter;
   readonly #idempotency: IdempotencyStore;
   readonly #ledger: BudgetLedger;
@@ -64,6 +74,7 @@ export class Admission {
 
   constructor(options: AdmissionOptions) {
     this.#redis = options.redis;
+    this.#keys = options.keys;
     this.#limiter = options.limiter;
     this.#idempotency = options.idempotency;
     this.#ledger = options.ledger;
@@ -100,9 +111,24 @@ export class Admission {
     const claim = idempotency
       ? this.#idempotency.part(reservation.tenantId, idempotency.key, requestFingerprint(idempotency.request), reservation.requestId)
       : undefined;
-    const { reply, outcome } = await this.#ledger.reserveWithin(reservation, (budget) => admit(this.#redis, { ...budget, rate, claim }));
+    const cache = this.#cachePart(request);
+    const { reply, outcome } = await this.#ledger.reserveWithin(reservation, (budget) => admit(this.#redis, { ...budget, cache, rate, claim }));
+    return { ...this.#decisionOf(request, reply, outcome, claim?.key ?? null), cacheBytes: reply.cache?.[1] ?? null };
+  }
+
+  #cachePart(request: AdmissionRequest) {
+    if (!request.cache) return undefined;
+    const { tenantId } = request.reservation;
+    const { digest, maxAgeMs } = request.cache;
+    return { entry: this.#keys.cacheEntry(tenantId, digest), sizes: this.#keys.cacheIndex(tenantId).sizes, oldestMs: Date.now() - maxAgeMs };
+  }
+
+  #decisionOf(request: AdmissionRequest, reply: AdmitReply, outcome: ReserveOutcome | null, claimKey: string | null): Decided {
+    const { rate: check, reservation } = request;
     const decision = check && reply.rate ? this.#limiter.decide(check, reply.rate) : null;
     if (decision && !decision.ok) return { action: 'rate_limited', rate: decision };
+    const entry = reply.cache?.[0];
+    if (entry) return { action: 'cached', rate: decision, entry };
     if (reply.claim) {
       const held = claimResult(reply.claim);
       if (held.status === 'mismatch') return { action: 'key_reused', rate: decision };
@@ -114,7 +140,7 @@ export class Admission {
       action: 'run',
       rate: decision,
       queued: outcome.queued,
-      taken: { tenantId: reservation.tenantId, requestId: reservation.requestId, claimKey: claim?.key ?? null, budgetKeys: outcome.keys },
+      taken: { tenantId: reservation.tenantId, requestId: reservation.requestId, claimKey, budgetKeys: outcome.keys },
     };
   }
 

@@ -1,7 +1,8 @@
 /**
  * The response cache in Redis: one string per answer in its tenant's slot, and the tenant's
- * bookkeeping that keeps it under its cap (cache-store-4.lua). An answer is JSON, gzipped (and
- * base64'd, as the scripts speak text) above COMPRESS_ABOVE bytes.
+ * bookkeeping that keeps it under its cap (cache-store-4.lua). An answer is "<stored at ms>:"
+ * then JSON, gzipped (and base64'd, as the scripts speak text) above COMPRESS_ABOVE bytes: the
+ * admission script reads the time to decide a hit, and the web decodes only a hit.
  */
 import { gunzipSync, gzip } from 'node:zlib';
 import { promisify } from 'node:util';
@@ -34,27 +35,18 @@ const GZIPPED = 'z';
 
 /** An answer as stored. */
 export async function encodeCachedAnswer(answer: CachedAnswer): Promise<string> {
-  const json = JSON.stringify(answer);
-  if (json.length <= COMPRESS_ABOVE) return json;
-  return GZIPPED + (await gzipAsync(json)).toString('base64');
+  const { storedAt, ...kept } = answer;
+  const json = JSON.stringify(kept);
+  const body = json.length <= COMPRESS_ABOVE ? json : GZIPPED + (await gzipAsync(json)).toString('base64');
+  return `${storedAt}:${body}`;
 }
 
 /** An answer as read back. */
 export function decodeCachedAnswer(text: string): CachedAnswer {
-  const json = text.startsWith(GZIPPED) ? gunzipSync(Buffer.from(text.slice(GZIPPED.length), 'base64')).toString('utf8') : text;
-  return JSON.parse(json) as CachedAnswer;
-}
-
-/** What a look-up found: the answer (null on a miss) and the bytes the tenant's cache holds. */
-export interface CacheLookup {
-  answer: CachedAnswer | null;
-  totalBytes: number;
-}
-
-/** Reads one answer of the tenant's cache (one script call, which also reads the tenant's total). */
-export async function lookUpAnswer(redis: ScriptedRedis, keys: RedisKeys, tenantId: string, digest: string): Promise<CacheLookup> {
-  const [text, total] = (await redis.cacheLookup(keys.cacheEntry(tenantId, digest), keys.cacheIndex(tenantId).sizes)) as [string | null, number];
-  return { answer: text === null ? null : decodeCachedAnswer(text), totalBytes: total };
+  const colon = text.indexOf(':');
+  const body = text.slice(colon + 1);
+  const json = body.startsWith(GZIPPED) ? gunzipSync(Buffer.from(body.slice(GZIPPED.length), 'base64')).toString('utf8') : body;
+  return { ...(JSON.parse(json) as Omit<CachedAnswer, 'storedAt'>), storedAt: Number(text.slice(0, colon)) };
 }
 
 /** What storing did: whether the answer fits under the cap, the bytes held after, and how many older answers made room. */

@@ -23,7 +23,6 @@ export const SCRIPT_FILES = {
   circuitBreaker: 'circuit-breaker-1.lua',
   deploymentQuota: 'deployment-quota-1.lua',
   routingShare: 'routing-share-1.lua',
-  cacheLookup: 'cache-lookup-2.lua',
   cacheStore: 'cache-store-4.lua',
 } as const;
 
@@ -236,9 +235,22 @@ export type ClaimReply = ['claimed'] | ['in_flight' | 'completed', string] | ['m
  */
 export type BudgetReserveReply = ['ok' | 'queue_full' | 'key_busy' | 'budget' | 'credit' | 'missing', ...number[]];
 
+/** The response cache's part of an admission: a fresh entry is a hit, charged to the rate limits and nothing else. */
+export interface CacheReadPart {
+  entry: string;
+  /** The tenant's cache sizes hash, for the total it holds. */
+  sizes: string;
+  /** The oldest stored-at (ms) a hit may have. */
+  oldestMs: number;
+}
+
+/** Reply of the cache part: the entry when fresh (a hit), and the bytes the tenant's cache holds. */
+export type CacheReadReply = [string | null, number];
+
 /** One admission: the parts to check, in one script call on the tenant's slot. */
 export interface AdmitInput {
   nowMs: number;
+  cache?: CacheReadPart | undefined;
   rate?: RatePart | undefined;
   claim?: ClaimPart | undefined;
   reserve?: ReservePart | undefined;
@@ -246,17 +258,23 @@ export interface AdmitInput {
 
 /** What each part answered; null for a part not sent or not reached (an earlier part refused). */
 export interface AdmitReply {
+  cache: CacheReadReply | null;
   rate: RateReply | null;
   claim: ClaimReply | null;
   reserve: BudgetReserveReply | null;
 }
 
-/** Runs admit-n.lua: rate limits, then the idempotency claim, then the reservation; see the script for what each refusal leaves written. */
+/** Runs admit-n.lua: the cache, rate limits, then the idempotency claim, then the reservation; see the script for what each refusal leaves written. */
 export async function admit(redis: ScriptedRedis, input: AdmitInput): Promise<AdmitReply> {
   const keys: string[] = [];
   const args: Array<string | number> = [];
   let parts = '';
-  const { rate, claim, reserve } = input;
+  const { cache, rate, claim, reserve } = input;
+  if (cache) {
+    parts += 'h';
+    keys.push(cache.entry, cache.sizes);
+    args.push(cache.oldestMs);
+  }
   if (rate) {
     parts += 'r';
     keys.push(rate.hash);
@@ -282,12 +300,13 @@ export async function admit(redis: ScriptedRedis, input: AdmitInput): Promise<Ad
     );
     for (const window of reserve.windows) args.push(window.limitMicros, window.keepMs);
   }
-  const [rateReply, claimReply, reserveReply] = (await redis.admit(keys.length, ...keys, input.nowMs, parts, ...args)) as [
+  const [rateReply, claimReply, reserveReply, cacheReply] = (await redis.admit(keys.length, ...keys, input.nowMs, parts, ...args)) as [
     RateReply | 0,
     ClaimReply | 0,
     BudgetReserveReply | 0,
+    CacheReadReply | 0,
   ];
-  return { rate: rateReply || null, claim: claimReply || null, reserve: reserveReply || null };
+  return { cache: cacheReply || null, rate: rateReply || null, claim: claimReply || null, reserve: reserveReply || null };
 }
 
 /** Frees a request's reservations and charges its cost once; false when it had been settled before. */

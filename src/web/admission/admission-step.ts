@@ -1,14 +1,14 @@
 import type { FastifyReply } from 'fastify';
 import type { Principal } from '../../domain/access/roles.ts';
 import type { ReserveRequest } from '../../domain/budget/budget-ledger.ts';
-import type { Admission, AdmissionDecision } from '../../domain/admission/admission.ts';
+import type { Admission, AdmissionDecision, AdmissionRequest } from '../../domain/admission/admission.ts';
 import { rateLimitHeaders } from '../../domain/rate-limit/rate-limiter.ts';
 import { IdempotencyKeyReusedError } from '../../errors/gateway-error.ts';
 import { rateCheckOf, rateLimitError, type TenantLimits } from '../../domain/admission/rate-limits.ts';
 import { reservationError } from '../../domain/admission/reservation.ts';
 
-/** What admission let through: run this request (its claim and reservation made), or relay an earlier request's events. */
-export type Admitted = Extract<AdmissionDecision, { action: 'run' | 'relay' }>;
+/** What admission let through: run this request (its claim and reservation made), relay an earlier request's events, or serve a cached answer. */
+export type Admitted = Extract<AdmissionDecision, { action: 'run' | 'relay' | 'cached' }>;
 
 /** One request's admission checks: its rate limits, its Idempotency-Key (if any) and its reservation. */
 export interface AdmissionInput {
@@ -20,10 +20,12 @@ export interface AdmissionInput {
   /** What a retry with the same key must repeat: the route and the body as sent. */
   fingerprint: { path: string; body: unknown };
   reservation: ReserveRequest;
+  /** The cached answer that may serve the request, when the cache is read. */
+  cache: AdmissionRequest['cache'];
 }
 
 /**
- * Admits the request (src/domain/admission/admission.ts: one Redis round trip) and answers its
+ * Admits the request (src/domain/admission/admission.ts: one Redis round trip, the cache's look-up included) and answers its
  * refusals: the `x-ratelimit-*` headers whenever the limits were checked, 429 naming the limit,
  * 422 for a key reused with another body, 402 for a short budget or credit, 429 for a full queue.
  */
@@ -33,6 +35,7 @@ export async function admitRequest(admission: Pick<Admission, 'admit'>, input: A
     rate: rateCheckOf(principal, input.tokens, input.limits),
     idempotency: idempotencyKey ? { key: idempotencyKey, request: input.fingerprint } : null,
     reservation: input.reservation,
+    cache: input.cache,
   });
   if (decision.rate) reply.headers(rateLimitHeaders(decision.rate.headers));
   switch (decision.action) {

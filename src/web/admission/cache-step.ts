@@ -1,7 +1,7 @@
 /**
  * The response cache's step on the web tier: what the request asks of it (Cache-Control and the
- * tenant's policy), the look-up (one Redis call), and a hit served from Redis without a job:
- * charged to the rate limits, recorded at no cost, replayed as its worker's events would be.
+ * tenant's policy), the look-up admission makes in its own script call, and a hit served from
+ * Redis without a job: recorded at no cost, replayed as its worker's events would be.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Operation } from '../../operations/operation.ts';
@@ -9,10 +9,8 @@ import type { TenantSettings } from '../../domain/tenants/tenant-settings.ts';
 import { BYPASS, planCaching, readCacheControl, type CachePlan, type CacheStatus } from '../../domain/cache/cache-directives.ts';
 import { cacheDigest } from '../../domain/cache/cache-key.ts';
 import { hitRecord, type HitRequest } from '../../domain/cache/hit-record.ts';
-import type { CacheLookup, CachedAnswer } from '../../infra/cache/response-cache.ts';
-import type { RateCheck, RateDecision } from '../../domain/rate-limit/rate-limiter.ts';
-import { rateLimitHeaders } from '../../domain/rate-limit/rate-limiter.ts';
-import { rateCheckOf, rateLimitError, type TenantLimits } from '../../domain/admission/rate-limits.ts';
+import { decodeCachedAnswer, type CachedAnswer } from '../../infra/cache/response-cache.ts';
+import type { AdmissionDecision, AdmissionRequest } from '../../domain/admission/admission.ts';
 import type { UsageRecord } from '../../infra/store/repository.ts';
 import type { CatalogModel } from '../../domain/catalog/schema.ts';
 import { EventQueue, type Dispatch } from '../../infra/events/event-queue.ts';
@@ -20,10 +18,6 @@ import type { JobCommon } from '../../infra/queue/job.ts';
 
 /** What the cache step needs, built once by the composition root. */
 export interface CachePorts {
-  /** Reads an answer of the tenant's cache, and the bytes the tenant's cache holds. */
-  lookUp(tenantId: string, digest: string): Promise<CacheLookup>;
-  /** Charges a hit to the rate limits: the admission script's rate part alone (no claim, no reservation). */
-  chargeRate(check: RateCheck): Promise<RateDecision>;
   /** Queues a hit's usage record for the store. */
   record(record: UsageRecord): Promise<void>;
   /** The catalog's models, for the provider a hit's record names. */
@@ -60,6 +54,12 @@ export function planRequestCaching(
   return { plan, digest };
 }
 
+/** What admission reads of the cache for the request: null when the cache is not read. */
+export function cacheRead(caching: RequestCaching): AdmissionRequest['cache'] {
+  const { plan, digest } = caching;
+  return plan.readMaxAgeS === null || digest === null ? null : { digest, maxAgeMs: plan.readMaxAgeS * 1000 };
+}
+
 /** Where a successful answer goes in the cache, for the job; undefined when it is not stored. */
 export function cacheOrder(caching: RequestCaching, settings: TenantSettings): JobCommon['cache'] {
   const { plan, digest } = caching;
@@ -76,51 +76,30 @@ function replayed(operation: Operation, cached: CachedAnswer, payload: object, j
   return { events, cancel: () => undefined };
 }
 
-/** The request as a hit's usage record and rate limits read it. */
+/** The request as a hit's usage record and its replay read it. */
 export interface HitContext {
   hit: Omit<HitRequest, 'receivedAt'>;
-  /** Tokens the rate limits charge: the prompt estimate plus max_tokens, as admission would. */
-  tokens: number;
-  limits: TenantLimits;
   payload: object;
 }
 
+/** Counts the request's part in the cache: its status, or what admission found. */
+export function observeCaching(ports: CachePorts, tenantId: string, caching: RequestCaching, decision: Pick<AdmissionDecision, 'action' | 'cacheBytes'>): void {
+  if (!ports.observe) return;
+  if (decision.cacheBytes === null) ports.observe(tenantId, caching.plan.status, null);
+  else ports.observe(tenantId, decision.action === 'cached' ? 'hit' : 'miss', decision.cacheBytes);
+}
+
 /**
- * Looks the answer up when the cache may be read; a fresh one is served (null otherwise: the
- * request goes on to admission). A hit is charged to the rate limits, never to the budget (its
- * upstream cost is zero), and holds no slot of its key's concurrency or its tenant's queue.
+ * Serves a hit admission found (fresh for the request's max-age, the rate limits charged, and
+ * nothing else taken: no budget, since its upstream cost is zero, and no slot of its key's
+ * concurrency or its tenant's queue): its usage record queued, its events replayed.
  */
-export async function lookUpHit(
-  ports: CachePorts,
-  operation: Operation,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  caching: RequestCaching,
-  context: HitContext,
-): Promise<Dispatch | null> {
-  const { plan, digest } = caching;
-  const { tenantId, keyId } = request.principal;
-  if (plan.readMaxAgeS === null || digest === null) {
-    ports.observe?.(tenantId, plan.status, null);
-    return null;
-  }
-  const { answer, totalBytes } = await ports.lookUp(tenantId, digest);
-  const ageMs = answer ? Date.now() - answer.storedAt : Infinity;
-  if (!answer || ageMs > plan.readMaxAgeS * 1000) {
-    ports.observe?.(tenantId, 'miss', totalBytes);
-    return null;
-  }
-  const check = rateCheckOf(request.principal, context.tokens, context.limits);
-  if (check) {
-    const decision = await ports.chargeRate(check);
-    reply.headers(rateLimitHeaders(decision.headers));
-    if (!decision.ok) throw rateLimitError(context.limits, decision, keyId);
-  }
-  ports.observe?.(tenantId, 'hit', totalBytes);
+export async function serveHit(ports: CachePorts, operation: Operation, reply: FastifyReply, entry: string, context: HitContext): Promise<Dispatch> {
+  const answer = decodeCachedAnswer(entry);
   const now = Date.now();
   // Whole milliseconds: the store keeps integers.
   await ports.record(hitRecord({ ...context.hit, receivedAt: Math.round(now - reply.elapsedTime) }, answer, ports.models[answer.model], now));
   reply.header('x-cache', 'hit');
-  reply.header('age', String(Math.floor(Math.max(0, ageMs) / 1000)));
+  reply.header('age', String(Math.floor(Math.max(0, now - answer.storedAt) / 1000)));
   return replayed(operation, answer, context.payload, { requestId: context.hit.requestId, stream: context.hit.stream });
 }

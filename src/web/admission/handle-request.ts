@@ -37,7 +37,7 @@ import {
   EVENT_RESOLVED,
 } from '../../infra/tracing/gateway-attributes.ts';
 import type { WebMetrics } from '../../infra/metrics/web-metrics.ts';
-import { cacheOrder, lookUpHit, planRequestCaching, type CachePorts } from './cache-step.ts';
+import { cacheOrder, cacheRead, observeCaching, planRequestCaching, serveHit, type CachePorts } from './cache-step.ts';
 
 /** Queues a request's job, addressed to this process's reply channel, and returns its events. */
 export type DispatchJob = (job: UnaddressedJob, options: DispatchOptions) => Promise<Dispatch>;
@@ -147,8 +147,8 @@ function screenPii(ports: RequestPorts, request: FastifyRequest, policy: TenantS
 
 /**
  * Every queued operation after authentication and schema validation: the operation resolves the
- * model (and a named prompt), the PII policy reads its texts, admission (rate limits, idempotency
- * claim and budget in one Redis round trip), enqueue, relay in the operation's framing. Each step
+ * model (and a named prompt), the PII policy reads its texts, admission (the cache's look-up, rate
+ * limits, idempotency claim and budget in one Redis round trip; a hit is served there), enqueue, relay in the operation's framing. Each step
  * done is an event of the request's span when it is traced (src/web/plugins/tracing.ts).
  */
 export async function handleRequest(ports: RequestPorts, operation: Operation, request: FastifyRequest, body: unknown, reply: FastifyReply) {
@@ -176,26 +176,6 @@ export async function handleRequest(ports: RequestPorts, operation: Operation, r
     idempotent: idempotencyKey !== null,
     detached: detached !== null,
   });
-  const hit = await lookUpHit(ports.cache, operation, request, reply, caching, {
-    hit: {
-      requestId: request.id,
-      tenantId: principal.tenantId,
-      keyId: principal.keyId,
-      feature,
-      operation: operation.name,
-      requestedModel: plan.requestedModel,
-      prompt: plan.prompt,
-      stream: plan.stream,
-      piiFlags: pii.categories,
-    },
-    tokens,
-    limits,
-    payload,
-  });
-  if (hit) {
-    auditPii(ports.audit, request, settings.pii.mode, pii.categories);
-    return relay(request, reply, hit, plan.stream, operation.web.framing, ports);
-  }
   const admission = await admitRequest(
     ports.admission,
     {
@@ -214,14 +194,33 @@ export async function handleRequest(ports: RequestPorts, operation: Operation, r
         ttlMs: detached ? ports.background.deadlineMs + ports.defaults.requestTimeoutMs : undefined,
         keyConcurrency: keyConcurrencyOf(principal),
       }),
+      cache: cacheRead(caching),
     },
     reply,
   );
+  observeCaching(ports.cache, principal.tenantId, caching, admission);
   span?.addEvent(EVENT_ADMITTED, {
     [ATTR_GATEWAY_ADMISSION]: admission.action,
     [ATTR_GATEWAY_QUEUED]: admission.action === 'run' ? admission.queued : undefined,
   });
   auditPii(ports.audit, request, settings.pii.mode, pii.categories);
+  if (admission.action === 'cached') {
+    const hit = await serveHit(ports.cache, operation, reply, admission.entry, {
+      hit: {
+        requestId: request.id,
+        tenantId: principal.tenantId,
+        keyId: principal.keyId,
+        feature,
+        operation: operation.name,
+        requestedModel: plan.requestedModel,
+        prompt: plan.prompt,
+        stream: plan.stream,
+        piiFlags: pii.categories,
+      },
+      payload,
+    });
+    return relay(request, reply, hit, plan.stream, operation.web.framing, ports);
+  }
   if (admission.action === 'relay') {
     reply.header('idempotent-replayed', 'true');
     if (detached && !detached.kept.stream) return acceptedAgain(ports, reply, principal.tenantId, admission.requestId);

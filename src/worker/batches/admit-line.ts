@@ -70,6 +70,7 @@ export async function admitLine(ports: LineAdmissionPorts, operation: Operation,
   const decision = await ports.admission.admit({
     rate: rateCheckOf(principal, promptTokens + (plan.maxOutputTokens ?? 0), limits),
     idempotency: null,
+    cache: null,
     reservation: reservationOf(settings, {
       tenantId: batch.tenantId,
       requestId: pending.requestId,
@@ -86,7 +87,7 @@ export async function admitLine(ports: LineAdmissionPorts, operation: Operation,
     const refusal = reservationError(decision.refusal, estimateMicros);
     return { action: 'refused', error: new GatewayError(refusal.status, refusal.type, 'budget_exceeded', refusal.message) };
   }
-  if (decision.action !== 'run') throw new Error(`a batch line, which has no idempotency key, was admitted as '${decision.action}'`);
+  if (decision.action !== 'run') throw new Error(`a batch line, which has no idempotency key and reads no cache, was admitted as '${decision.action}'`);
   auditPii(ports, pending, settings.pii.mode, pii.categories);
   const job = buildJob(pending.requestId, principal, { operation: operation.name, ...operation.web.jobPayload(pii.body, plan) }, plan, {
     feature: batch.feature,

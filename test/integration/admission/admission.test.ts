@@ -12,6 +12,7 @@ import { IdempotencyStore } from '../../../src/domain/idempotency/idempotency-st
 import { RateLimiter, type RateLimits } from '../../../src/domain/rate-limit/rate-limiter.ts';
 import { createRedisKeys } from '../../../src/infra/redis/keys.ts';
 import { defineScripts, type ScriptedRedis } from '../../../src/infra/redis/scripts.ts';
+import { encodeCachedAnswer, storeAnswer } from '../../../src/infra/cache/response-cache.ts';
 import type { BudgetPolicy } from '../../../src/infra/store/repository.ts';
 import { deletePrefix, TEST_REDIS_URL } from '../../helpers/gateway-processes.ts';
 
@@ -38,6 +39,7 @@ const failures: Array<Parameters<GiveBackFailure>> = [];
 function admissionOn(on: ScriptedRedis): Admission {
   return new Admission({
     redis: on,
+    keys,
     limiter: new RateLimiter({ redis: on, keys }),
     idempotency,
     ledger,
@@ -54,7 +56,9 @@ function dayPolicy(limitMicros: number): BudgetPolicy {
   return { id: `day-${limitMicros}`, tenantId: tenant, feature: null, window: 'day', limitMicros, createdAt: new Date(0) };
 }
 
-function request(options: { key?: string; keyLimits?: RateLimits; estimateMicros?: number; policies?: BudgetPolicy[] } = {}): AdmissionRequest {
+function request(
+  options: { key?: string; keyLimits?: RateLimits; estimateMicros?: number; policies?: BudgetPolicy[]; cache?: AdmissionRequest['cache'] } = {},
+): AdmissionRequest {
   const requestId = `req_${++requests}`;
   return {
     rate: { tenantId: tenant, keyId: 'k1', tokens: 10, tenant: WIDE, key: options.keyLimits ?? WIDE },
@@ -67,6 +71,7 @@ function request(options: { key?: string; keyLimits?: RateLimits; estimateMicros
       credit: false,
       maxQueued: Infinity,
     },
+    cache: options.cache ?? null,
   };
 }
 
@@ -142,6 +147,40 @@ describe('refusals, in the order admission decides', () => {
     expect(spend.calls).toBe(1);
     expect(decision.rate).toMatchObject({ ok: true, headers: { remainingRequests: 1 } });
     expect(decision.taken.claimKey).toBe(idempotency.keyFor(tenant, 'rebuilt'));
+  });
+});
+
+describe('the response cache, read by the same call', () => {
+  const usage = { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 };
+  async function cacheAnswer(digest: string, storedAt: number): Promise<string> {
+    const value = await encodeCachedAnswer({ model: 'svc-flash', usage, answer: { text: digest }, storedAt, deployment: null });
+    await storeAnswer(redis, keys, { tenantId: tenant, digest, value, ttlMs: 60_000, maxBytes: 100_000 });
+    return value;
+  }
+  const twoAMinute = { requestsPerMinute: 2, tokensPerMinute: 1_000_000 };
+
+  it('serves a fresh answer: the rate limits charged, no reservation, and no counter rebuilt for it', async () => {
+    const value = await cacheAnswer('fresh', Date.now());
+    const decision = await admission.admit(request({ keyLimits: twoAMinute, policies: [dayPolicy(1_000)], cache: { digest: 'fresh', maxAgeMs: 60_000 } }));
+    expect(decision).toMatchObject({ action: 'cached', entry: value, cacheBytes: value.length, rate: { ok: true, headers: { remainingRequests: 1 } } });
+    expect(await outstanding()).toBe(0);
+    expect(spend.calls).toBe(0);
+  });
+
+  it('runs a request whose answer is older than it accepts, or absent, and reports the bytes held', async () => {
+    const value = await cacheAnswer('old', Date.now() - 10_000);
+    expect(ran(await admission.admit(request({ cache: { digest: 'old', maxAgeMs: 5_000 } }))).cacheBytes).toBe(value.length);
+    expect(ran(await admission.admit(request({ cache: { digest: 'absent', maxAgeMs: 5_000 } }))).cacheBytes).toBe(value.length);
+    expect(ran(await admission.admit(request())).cacheBytes).toBeNull();
+    expect(await outstanding()).toBe(3);
+  });
+
+  it('refuses a hit the rate limits refuse, charging nothing', async () => {
+    await cacheAnswer('limited', Date.now());
+    const oneAMinute = { requestsPerMinute: 1, tokensPerMinute: 1_000_000 };
+    const cache = { digest: 'limited', maxAgeMs: 60_000 };
+    expect(await admission.admit(request({ keyLimits: oneAMinute, cache }))).toMatchObject({ action: 'cached' });
+    expect(await admission.admit(request({ keyLimits: oneAMinute, cache }))).toMatchObject({ action: 'rate_limited', rate: { scope: 'key' } });
   });
 });
 

@@ -31,6 +31,7 @@ function admissionAt(now: Date): { admission: Admission; ledger: BudgetLedger } 
   const ledger = new BudgetLedger({ redis, keys, spend, reservationTtlMs: RESERVATION_TTL_MS, now: () => now });
   const admission = new Admission({
     redis,
+    keys,
     limiter: new RateLimiter({ redis, keys, now: () => now.getTime() }),
     idempotency: new IdempotencyStore({ redis, keys, ttlMs: 60_000 }),
     ledger,
@@ -65,6 +66,7 @@ function request(own: Partial<ApiKeyLimits>, options: { idempotencyKey?: string;
       maxQueued: Infinity,
       keyConcurrency: keyConcurrencyOf(principal),
     },
+    cache: null,
   };
 }
 

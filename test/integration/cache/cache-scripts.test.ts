@@ -1,8 +1,9 @@
-/** cache-lookup-2.lua and cache-store-4.lua against a real Redis: expiry, the cap, eviction of the oldest, the bookkeeping's lifetime. */
+/** admit-n.lua's cache part and cache-store-4.lua against a real Redis: freshness, expiry, the cap, eviction of the oldest, the bookkeeping's lifetime. */
 import { describe, expect, it } from 'vitest';
 import { scriptedTestRedis } from '../../helpers/scripted-test-redis.ts';
 import { createRedisKeys } from '../../../src/infra/redis/keys.ts';
-import { COMPRESS_ABOVE, decodeCachedAnswer, encodeCachedAnswer, lookUpAnswer, storeAnswer } from '../../../src/infra/cache/response-cache.ts';
+import { COMPRESS_ABOVE, decodeCachedAnswer, encodeCachedAnswer, storeAnswer } from '../../../src/infra/cache/response-cache.ts';
+import { admit } from '../../../src/infra/redis/scripts.ts';
 import type { CachedAnswer } from '../../../src/infra/cache/response-cache.ts';
 
 const { redis, prefix } = scriptedTestRedis('tcache');
@@ -14,22 +15,37 @@ const answer = (text: string): CachedAnswer => ({ model: 'fast', usage: USAGE, a
 const store = (tenantId: string, digest: string, value: string, ttlMs: number, maxBytes: number, nowMs = Date.now()) =>
   storeAnswer(redis, keys, { tenantId, digest, value, ttlMs, maxBytes, nowMs });
 const sizes = async (tenantId: string) => redis.hgetall(keys.cacheIndex(tenantId).sizes);
+/** The admission script's cache part alone: the entry when stored at or after `oldestMs`, and the tenant's total. */
+const lookUp = async (tenantId: string, digest: string, oldestMs = 0) =>
+  (await admit(redis, { nowMs: Date.now(), cache: { entry: keys.cacheEntry(tenantId, digest), sizes: keys.cacheIndex(tenantId).sizes, oldestMs } })).cache;
 
 describe('the response cache scripts', () => {
   it('misses on nothing, then reads back what was stored, with the total', async () => {
     const t = tenant();
-    expect(await lookUpAnswer(redis, keys, t, 'd1')).toEqual({ answer: null, totalBytes: 0 });
+    expect(await lookUp(t, 'd1')).toEqual([null, 0]);
     const value = await encodeCachedAnswer(answer('hello'));
+    expect(value.startsWith('1700000000000:{')).toBe(true);
     expect(await store(t, 'd1', value, 60_000, 10_000)).toEqual({ stored: true, totalBytes: value.length, evicted: 0 });
-    expect(await lookUpAnswer(redis, keys, t, 'd1')).toEqual({ answer: answer('hello'), totalBytes: value.length });
-    expect(await lookUpAnswer(redis, keys, tenant(), 'd1')).toEqual({ answer: null, totalBytes: 0 });
+    expect(await lookUp(t, 'd1')).toEqual([value, value.length]);
+    expect(decodeCachedAnswer(value)).toEqual(answer('hello'));
+    expect(await lookUp(tenant(), 'd1')).toEqual([null, 0]);
+  });
+
+  it('misses on an answer older than the request accepts, and on one stored without its time (an older format)', async () => {
+    const t = tenant();
+    const value = await encodeCachedAnswer(answer('hello'));
+    await store(t, 'd1', value, 60_000, 10_000);
+    expect(await lookUp(t, 'd1', 1_700_000_000_000)).toEqual([value, value.length]);
+    expect(await lookUp(t, 'd1', 1_700_000_000_001)).toEqual([null, value.length]);
+    await store(t, 'd2', JSON.stringify(answer('old')), 60_000, 10_000);
+    expect((await lookUp(t, 'd2'))?.[0]).toBeNull();
   });
 
   it('compresses a large answer and reads it back the same', async () => {
     const big = answer('word '.repeat(2_000));
     const value = await encodeCachedAnswer(big);
     expect(JSON.stringify(big).length).toBeGreaterThan(COMPRESS_ABOVE);
-    expect(value.startsWith('z')).toBe(true);
+    expect(value.startsWith('1700000000000:z')).toBe(true);
     expect(value.length).toBeLessThan(JSON.stringify(big).length / 5);
     expect(decodeCachedAnswer(value)).toEqual(big);
   });
@@ -62,7 +78,7 @@ describe('the response cache scripts', () => {
     await store(t, 'short', 's'.repeat(200), 150, 10_000, now);
     await store(t, 'long', 'l'.repeat(100), 60_000, 10_000, now);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect((await lookUpAnswer(redis, keys, t, 'short')).answer).toBeNull();
+    expect((await lookUp(t, 'short'))?.[0]).toBeNull();
     expect(await store(t, 'next', 'n'.repeat(50), 60_000, 10_000)).toEqual({ stored: true, totalBytes: 150, evicted: 0 });
     expect(Object.keys(await sizes(t)).sort()).toEqual(['#total', 'long', 'next']);
   });

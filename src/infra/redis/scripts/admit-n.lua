@@ -1,11 +1,13 @@
 --[[
   Admits one request in one round trip on its tenant's slot (DESIGN.md, request path 5, 8
-  and 9): the rate limits, the idempotency claim, and the budget and credit reservation
-  with the tenant's queue cap and the API key's concurrency limit. Each part is optional;
-  the caller says which it sends.
+  and 9): the response cache's look-up, the rate limits, the idempotency claim, and the
+  budget and credit reservation with the tenant's queue cap and the API key's concurrency
+  limit. Each part is optional; the caller says which it sends.
 
-  Order: counters the budget needs and Redis lost → nothing written, the caller rebuilds
-  them and calls again. Rate limits refuse → nothing written. A claim held by an earlier
+  Order: the cache is read. Rate limits refuse → nothing written. A fresh cached answer →
+  returned, the rate limits charged, nothing else written (a hit holds no claim, no
+  reservation and no slot). Counters the budget needs and Redis lost → nothing written, the
+  caller rebuilds them and calls again. A claim held by an earlier
   request (or by another body) → returned, the rate limits charged, nothing else written.
   The API key has as many requests in flight as it may → nothing written (its client retries
   within a second, and a minute's allowance must not drain on those retries). Then the rate
@@ -13,6 +15,8 @@
   the claim, the reservation and the key's in-flight entry are written together.
 
   KEYS, each group present only with its part, in this order:
+    h  the cache entry (string "<stored at ms>:<answer>", cache-store-4.lua), the tenant's
+       cache sizes (hash, field '#total')
     r  the tenant's rate hash: field 't' (the tenant) and 'k:<key id>' (one API key), each
        "<requests level> <tokens level> <at ms>"; both buckets of a scope are charged
        together, so they share one time
@@ -23,8 +27,9 @@
        first, then the credit account when asked
 
   ARGV[1]  now, ms (the caller's clock: lifetimes are relative, so Redis's never counts)
-  ARGV[2]  the parts sent, in order: a string of r, c, b
+  ARGV[2]  the parts sent, in order: a string of h, r, c, b
   then, per part in that order:
+    h  the oldest stored-at (ms) a hit may have: the request's max-age
     r  window ms; the key's field; limits, then costs, of: key requests, key tokens,
        tenant requests, tenant tokens (units per window)
     c  fingerprint of the canonical body; request id; lifetime ms
@@ -33,7 +38,9 @@
        among the KEYS); number of windows W; 1 when the credit account follows; per window:
        limit (micro-units), lifetime of its keys (ms)
 
-  Returns {rate, claim, budget}, 0 for a part absent or not reached:
+  Returns {rate, claim, budget, cache}, 0 for a part absent or not reached:
+    cache   {the entry when fresh, else false; the bytes the tenant's cache holds}; on a hit
+            claim and budget are 0
     rate    {admitted (1|0), then per bucket: remaining units, ms until full again, ms to
             wait until it would admit (0: now; -1: never, the cost exceeds a window)}, the
             buckets as this call left them
@@ -57,7 +64,10 @@ local function nextArg()
   return ARGV[arg - 1]
 end
 
-local rate, claim, budget
+local hit, rate, claim, budget
+if string.find(parts, 'h', 1, true) then
+  hit = { entry = nextKey(), sizes = nextKey(), oldest = tonumber(nextArg()) }
+end
 if string.find(parts, 'r', 1, true) then
   rate = { hash = nextKey(), window = tonumber(nextArg()), keyField = nextArg(), limits = {}, costs = {} }
   for i = 1, 4 do rate.limits[i] = tonumber(nextArg()) end
@@ -80,20 +90,13 @@ if string.find(parts, 'b', 1, true) then
   budget.amount = tonumber(budget.estimate)
 end
 
--- Each counter's value (spent, or the credit's balance), what is reserved, and this request's own
--- reservation, read once. A counter exists when its value does (a rebuild seeds it), and a
--- missing one is never read as zero.
-local held, valueFields = {}, {}
-if budget then
-  local missing = { 'missing' }
-  local field = 'r:' .. budget.id
-  local slots = #budget.counters / 2
-  for i = 1, slots do
-    valueFields[i] = (budget.credit and i == slots) and 'balance' or 'spent'
-    held[i] = redis.call('HMGET', budget.counters[2 * i - 1], valueFields[i], 'reserved', field)
-    if not held[i][1] then missing[#missing + 1] = i end
-  end
-  if #missing > 1 then return { 0, 0, missing } end
+-- A hit is the entry alone: the rest of the admission is for a request that runs.
+local cacheReply, cached = 0, false
+if hit then
+  local entry = redis.call('GET', hit.entry)
+  local storedAt = entry and tonumber(string.match(entry, '^(%d+):'))
+  cached = storedAt and storedAt >= hit.oldest or false
+  cacheReply = { cached and entry, tonumber(redis.call('HGET', hit.sizes, '#total') or '0') }
 end
 
 --[[
@@ -139,7 +142,7 @@ if rate then
     end
     return reply
   end
-  if admitted == 0 then return { replyOf(levels), 0, 0 } end
+  if admitted == 0 then return { replyOf(levels), 0, 0, cacheReply } end
   local charged = {}
   for i = 1, 4 do charged[i] = levels[i] + rate.costs[i] * rate.window end
   rateReply, unchargedReply = replyOf(charged), replyOf(levels)
@@ -152,14 +155,35 @@ if rate then
   end
 end
 
+if cached then
+  chargeRate()
+  return { rateReply, 0, 0, cacheReply }
+end
+
+-- Each counter's value (spent, or the credit's balance), what is reserved, and this request's own
+-- reservation, read once. A counter exists when its value does (a rebuild seeds it), and a
+-- missing one is never read as zero.
+local held, valueFields = {}, {}
+if budget then
+  local missing = { 'missing' }
+  local field = 'r:' .. budget.id
+  local slots = #budget.counters / 2
+  for i = 1, slots do
+    valueFields[i] = (budget.credit and i == slots) and 'balance' or 'spent'
+    held[i] = redis.call('HMGET', budget.counters[2 * i - 1], valueFields[i], 'reserved', field)
+    if not held[i][1] then missing[#missing + 1] = i end
+  end
+  if #missing > 1 then return { 0, 0, missing, cacheReply } end
+end
+
 -- A claim past its expiry counts as absent even before Redis drops it, so the caller's clock rules.
 local claimReply = 0
 if claim then
   local held = redis.call('HMGET', claim.key, 'fingerprint', 'requestId', 'state', 'expiresAt')
   if held[1] and (tonumber(held[4]) or 0) > now then
     chargeRate()
-    if held[1] ~= claim.fingerprint then return { rateReply, { 'mismatch' }, 0 } end
-    return { rateReply, { held[3], held[2] }, 0 }
+    if held[1] ~= claim.fingerprint then return { rateReply, { 'mismatch' }, 0, cacheReply } end
+    return { rateReply, { held[3], held[2] }, 0, cacheReply }
   end
   claimReply = { 'claimed' }
 end
@@ -169,7 +193,7 @@ if budget and budget.inFlight then
   redis.call('ZREMRANGEBYSCORE', budget.inFlight, '-inf', now)
   local running = redis.call('ZCARD', budget.inFlight)
   if running >= budget.keyCap and not redis.call('ZSCORE', budget.inFlight, budget.id) then
-    return { unchargedReply, 0, { 'key_busy', running } }
+    return { unchargedReply, 0, { 'key_busy', running }, cacheReply }
   end
 end
 chargeRate()
@@ -195,15 +219,15 @@ if budget then
     others[i] = reserved
     if i <= budget.windows and value + reserved + budget.amount > budget.limits[i] then exhausted[#exhausted + 1] = i end
   end
-  if #exhausted > 1 then return { rateReply, 0, exhausted } end
+  if #exhausted > 1 then return { rateReply, 0, exhausted, cacheReply } end
   if budget.credit then
     local balance = tonumber(held[slots][1])
-    if balance - others[slots] - budget.amount < 0 then return { rateReply, 0, { 'credit', balance - others[slots] } } end
+    if balance - others[slots] - budget.amount < 0 then return { rateReply, 0, { 'credit', balance - others[slots] }, cacheReply } end
   end
   redis.call('ZREMRANGEBYSCORE', budget.outstanding, '-inf', now)
   local queued = redis.call('ZCARD', budget.outstanding)
   if budget.cap >= 0 and queued >= budget.cap and not redis.call('ZSCORE', budget.outstanding, id) then
-    return { rateReply, 0, { 'queue_full', queued } }
+    return { rateReply, 0, { 'queue_full', queued }, cacheReply }
   end
   for i = 1, slots do
     local hash, expiries = counters[2 * i - 1], counters[2 * i]
@@ -230,4 +254,4 @@ if claim then
     'expiresAt', string.format('%.0f', now + claim.ttl))
   redis.call('PEXPIRE', claim.key, claim.ttl)
 end
-return { rateReply, claimReply, budgetReply }
+return { rateReply, claimReply, budgetReply, cacheReply }
