@@ -18,6 +18,7 @@ export const FULL_PLAN: Omit<TenantPlan, 'tenantId'> = {
   keyRequestsPerMinute: 1_000_000,
   keyTokensPerMinute: 1_000_000_000,
   maxQueued: null,
+  cacheHitPriceMicros: null,
 };
 
 /** A tenant with an `app` key, as the bench uses it. */

@@ -59,11 +59,11 @@ export async function topUpCommand(ctx: CliContext, tenantId: string, amountMicr
   io.err(`topped up ${amountMicros} micro-units for tenant ${tenantId}`);
 }
 
-/** `plan set`: the tenant's rate limits and queue cap (an option left out uses the configured default; 0 means no limit). */
+/** `plan set`: the tenant's rate limits, queue cap and price of a cache hit (an option left out uses the configured default; 0 means no limit, or no price). */
 export async function setPlanCommand(
   ctx: CliContext,
   tenantId: string,
-  limits: { rpm?: number; tpm?: number; keyRpm?: number; keyTpm?: number; maxQueued?: number },
+  limits: { rpm?: number; tpm?: number; keyRpm?: number; keyTpm?: number; maxQueued?: number; cacheHitPriceMicros?: number },
   io: CliOutput,
 ): Promise<void> {
   if (!(await ctx.repo.tenants.get(tenantId))) throw new Error(`Tenant '${tenantId}' does not exist.`);
@@ -76,6 +76,7 @@ export async function setPlanCommand(
       key_requests_per_minute: limits.keyRpm ?? null,
       key_tokens_per_minute: limits.keyTpm ?? null,
       max_queued: limits.maxQueued ?? null,
+      cache_hit_price_micros: limits.cacheHitPriceMicros ?? null,
     },
     BY_CLI,
   );

@@ -47,7 +47,7 @@ const USAGE = `Usage:
   gateway budgets list --tenant <tenant>
   gateway budgets delete <budget-id> --tenant <tenant>
   gateway credits top-up --tenant <tenant> --amount <micro-units>
-  gateway plan set --tenant <tenant> [--rpm <n>] [--tpm <n>] [--key-rpm <n>] [--key-tpm <n>] [--max-queued <n>]
+  gateway plan set --tenant <tenant> [--rpm <n>] [--tpm <n>] [--key-rpm <n>] [--key-tpm <n>] [--max-queued <n>] [--cache-hit-price-micros <n>]
   gateway pii set --tenant <tenant> --mode <block|mask|flag|off> [--critical <category,…>]
   gateway migrate
 
@@ -75,6 +75,7 @@ const OPTIONS = {
   'key-rpm': { type: 'string' },
   'key-tpm': { type: 'string' },
   'max-queued': { type: 'string' },
+  'cache-hit-price-micros': { type: 'string' },
   'max-concurrent': { type: 'string' },
   mode: { type: 'string' },
   critical: { type: 'string' },
@@ -97,6 +98,7 @@ const STRING_OPTIONS = [
   'key-rpm',
   'key-tpm',
   'max-queued',
+  'cache-hit-price-micros',
   'max-concurrent',
   'mode',
   'critical',
@@ -249,17 +251,18 @@ const COMMANDS: readonly CommandSpec[] = [
   {
     words: 'plan set',
     args: 0,
-    options: ['tenant', 'rpm', 'tpm', 'key-rpm', 'key-tpm', 'max-queued'],
+    options: ['tenant', 'rpm', 'tpm', 'key-rpm', 'key-tpm', 'max-queued', 'cache-hit-price-micros'],
     build: (_args, options) => {
       const tenant = required(options, 'tenant');
-      const count = (name: 'rpm' | 'tpm' | 'key-rpm' | 'key-tpm' | 'max-queued', min: number) =>
-        options[name] === undefined ? undefined : parseCount(name, options[name], min, MAX_STORED_INTEGER);
+      const count = (name: 'rpm' | 'tpm' | 'key-rpm' | 'key-tpm' | 'max-queued' | 'cache-hit-price-micros', min: number, max = MAX_STORED_INTEGER) =>
+        options[name] === undefined ? undefined : parseCount(name, options[name], min, max);
       const limits = {
         rpm: count('rpm', 0),
         tpm: count('tpm', 0),
         keyRpm: count('key-rpm', 0),
         keyTpm: count('key-tpm', 0),
         maxQueued: count('max-queued', 1),
+        cacheHitPriceMicros: count('cache-hit-price-micros', 0, MAX_MICROS),
       };
       return (ctx, io) => setPlanCommand(ctx, tenant, limits, io);
     },

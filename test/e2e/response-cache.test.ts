@@ -237,6 +237,56 @@ describe('the response cache', () => {
   });
 });
 
+describe("a plan's price of a hit", () => {
+  /** Budgets of the tenant: the day window's settled spend. */
+  const spentToday = async (secret: string) => {
+    const response = await call(gateway.origin, secret, 'GET', '/v1/budgets');
+    const { data } = response.body as { data: Array<{ window: string; spent_micros: number }> };
+    return (data.find((budget) => budget.window === 'day') as { spent_micros: number }).spent_micros;
+  };
+
+  it("charges each hit the plan's price, in its usage record and in the budget, and a budget that cannot pay it refuses the hit", async () => {
+    const operator = (await gateway.issueKey('operator', 'admin')).secret;
+    for (const [tenantId, price] of [
+      ['priced', 500],
+      ['unpriced', null],
+    ] as const) {
+      await tenantWithCache(tenantId, { enabled: true, default_ttl_s: 60, max_bytes: 1_000_000 });
+      const plan = await call(gateway.origin, operator, 'PUT', `/internal/v1/tenants/${tenantId}/plan`, { cache_hit_price_micros: price });
+      expect(plan.status).toBe(200);
+      expect(plan.body).toMatchObject({ cache_hit_price_micros: price });
+    }
+    const admin = (await gateway.issueKey('priced', 'admin')).secret;
+    expect((await call(gateway.origin, admin, 'POST', '/internal/v1/budgets', { window: 'day', limit_micros: 1_000_000_000 })).status).toBe(201);
+    const client = clients.get('priced') as OpenAI;
+    const request = body();
+    const since = Date.now();
+    expect((await json(client, request)).cache).toBe('miss');
+    await storedSince('priced', since);
+    const before = await spentToday(admin);
+    const hit = await json(client, request);
+    expect(hit.cache).toBe('hit');
+    expect(await spentToday(admin)).toBe(before + 500);
+    expect(await usageRecordOf(gateway, secrets.get('priced') as string, requestIdOf(hit.data))).toMatchObject({ cache_hit: true, cost_micros: 500 });
+
+    // A day's budget smaller than the price: the priced tenant's hit is refused; a free hit is still served.
+    const free = clients.get('unpriced') as OpenAI;
+    const freeRequest = body();
+    const freeSince = Date.now();
+    expect((await json(free, freeRequest)).cache).toBe('miss');
+    await storedSince('unpriced', freeSince);
+    for (const tenantId of ['priced', 'unpriced']) {
+      const tenantAdmin = (await gateway.issueKey(tenantId, 'admin')).secret;
+      expect((await call(gateway.origin, tenantAdmin, 'POST', '/internal/v1/budgets', { window: 'day', limit_micros: 1 })).status).toBe(201);
+    }
+    const refused = await client.chat.completions.create(request).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(OpenAI.APIError);
+    expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(402);
+    expect((await json(free, freeRequest)).cache).toBe('hit');
+    expect((await free.chat.completions.create(body()).catch((error: unknown) => error)) as { status: number }).toMatchObject({ status: 402 });
+  });
+});
+
 describe('the cache policy', () => {
   const DEFAULT = { object: 'cache_policy', enabled: false, default_ttl_s: 300, max_bytes: 64 * 1024 * 1024 };
 

@@ -18,8 +18,11 @@ export interface AdmissionRequest {
   /** The client's key and what a retry with it must repeat (the route and the body as sent); null without a key. */
   idempotency: { key: string; request: unknown } | null;
   reservation: ReserveRequest;
-  /** The response cache's answer to the request (by its digest) when one up to `maxAgeMs` old may serve it; null: not read. */
-  cache: { digest: string; maxAgeMs: number } | null;
+  /**
+   * The response cache's answer to the request (by its digest) when one up to `maxAgeMs` old may
+   * serve it, at the tenant's price of a hit; null: not read.
+   */
+  cache: { digest: string; maxAgeMs: number; priceMicros: number } | null;
 }
 
 /** What an admission took: the idempotency claim (its Redis key, which the worker completes) and the reservation's keys. */
@@ -119,8 +122,8 @@ export class Admission {
   #cachePart(request: AdmissionRequest) {
     if (!request.cache) return undefined;
     const { tenantId } = request.reservation;
-    const { digest, maxAgeMs } = request.cache;
-    return { entry: this.#keys.cacheEntry(tenantId, digest), sizes: this.#keys.cacheIndex(tenantId).sizes, oldestMs: Date.now() - maxAgeMs };
+    const { digest, maxAgeMs, priceMicros } = request.cache;
+    return { entry: this.#keys.cacheEntry(tenantId, digest), sizes: this.#keys.cacheIndex(tenantId).sizes, oldestMs: Date.now() - maxAgeMs, priceMicros };
   }
 
   #decisionOf(request: AdmissionRequest, reply: AdmitReply, outcome: ReserveOutcome | null, claimKey: string | null): Decided {

@@ -38,6 +38,7 @@ export const PlanInputSchema = Type.Object(
     key_requests_per_minute: Limit,
     key_tokens_per_minute: Limit,
     max_queued: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: MAX_STORED_INTEGER }), Type.Null()])),
+    cache_hit_price_micros: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: MAX_MICROS }), Type.Null()])),
   },
   { additionalProperties: false },
 );
@@ -91,7 +92,7 @@ export async function topUpCredits(deps: BudgetAdminDeps, tenantId: string, inpu
   return topUp;
 }
 
-/** Replaces the tenant's plan (rate limits and queue cap), audited. */
+/** Replaces the tenant's plan (rate limits, queue cap and the price of a cache hit), audited. */
 export async function setTenantPlan(deps: BudgetAdminDeps, tenantId: string, input: Static<typeof PlanInputSchema>, by: Actor): Promise<TenantPlan> {
   const plan = await deps.repository.budgets.setPlan({
     tenantId,
@@ -100,6 +101,7 @@ export async function setTenantPlan(deps: BudgetAdminDeps, tenantId: string, inp
     keyRequestsPerMinute: input.key_requests_per_minute ?? null,
     keyTokensPerMinute: input.key_tokens_per_minute ?? null,
     maxQueued: input.max_queued ?? null,
+    cacheHitPriceMicros: input.cache_hit_price_micros ?? null,
   });
   await record(deps, tenantId, by, 'plan.updated', `tenant:${tenantId}`, { ...input });
   return plan;

@@ -3,8 +3,14 @@ import type { UsageRecord } from '../../infra/store/repository.ts';
 import { tokenFieldsOf } from '../../infra/store/usage-fields.ts';
 import type { CachedAnswer } from '../../infra/cache/response-cache.ts';
 
-/** Who asked for an answer the cache served, and what they asked: the record's own fields, with the prompt and when it arrived. */
-export type HitRequest = Pick<UsageRecord, 'requestId' | 'tenantId' | 'keyId' | 'feature' | 'operation' | 'requestedModel' | 'stream' | 'piiFlags'> & {
+/**
+ * Who asked for an answer the cache served, what they asked and what the hit costs them (the
+ * tenant's price of a hit, or 0): the record's own fields, with the prompt and when it arrived.
+ */
+export type HitRequest = Pick<
+  UsageRecord,
+  'requestId' | 'tenantId' | 'keyId' | 'feature' | 'operation' | 'requestedModel' | 'stream' | 'piiFlags' | 'costMicros'
+> & {
   prompt: { name: string; version: number } | null;
   /** When the request arrived (ms). */
   receivedAt: number;
@@ -12,7 +18,7 @@ export type HitRequest = Pick<UsageRecord, 'requestId' | 'tenantId' | 'keyId' | 
 
 /**
  * The usage record of a cache hit: the tokens of the answer served (what its client was told),
- * at no cost, since no upstream was called; `cacheHit` tells it apart from the run that made it.
+ * at no upstream cost, since no upstream was called; `cacheHit` tells it apart from the run that made it.
  */
 export function hitRecord(request: HitRequest, cached: CachedAnswer, model: CatalogModel | undefined, endedAt: number): UsageRecord {
   const { usage } = cached;
@@ -30,7 +36,7 @@ export function hitRecord(request: HitRequest, cached: CachedAnswer, model: Cata
     promptVersion: request.prompt?.version ?? null,
     ...tokenFieldsOf(usage),
     usageSource: 'provider',
-    costMicros: 0,
+    costMicros: request.costMicros,
     status: 'succeeded',
     errorCode: null,
     queueWaitMs: 0,

@@ -242,6 +242,8 @@ export interface CacheReadPart {
   sizes: string;
   /** The oldest stored-at (ms) a hit may have. */
   oldestMs: number;
+  /** What a hit costs (micro-units), charged to the budget's windows and credit: 0, nothing. */
+  priceMicros: number;
 }
 
 /** Reply of the cache part: the entry when fresh (a hit), and the bytes the tenant's cache holds. */
@@ -273,7 +275,7 @@ export async function admit(redis: ScriptedRedis, input: AdmitInput): Promise<Ad
   if (cache) {
     parts += 'h';
     keys.push(cache.entry, cache.sizes);
-    args.push(cache.oldestMs);
+    args.push(cache.oldestMs, cache.priceMicros);
   }
   if (rate) {
     parts += 'r';

@@ -300,6 +300,8 @@ export interface TenantPlan {
   keyTokensPerMinute: number | null;
   /** Requests of the tenant queued or running at once before new ones get 429. */
   maxQueued: number | null;
+  /** What each answer served by the response cache costs the tenant (micro-units); null: nothing. */
+  cacheHitPriceMicros: number | null;
 }
 
 /** Budget policies, credit top-ups and plans. */

@@ -54,10 +54,16 @@ export function planRequestCaching(
   return { plan, digest };
 }
 
-/** What admission reads of the cache for the request: null when the cache is not read. */
-export function cacheRead(caching: RequestCaching): AdmissionRequest['cache'] {
+/** What admission reads of the cache for the request, and what a hit costs the tenant: null when the cache is not read. */
+export function cacheRead(caching: RequestCaching, settings: TenantSettings): AdmissionRequest['cache'] {
   const { plan, digest } = caching;
-  return plan.readMaxAgeS === null || digest === null ? null : { digest, maxAgeMs: plan.readMaxAgeS * 1000 };
+  if (plan.readMaxAgeS === null || digest === null) return null;
+  return { digest, maxAgeMs: plan.readMaxAgeS * 1000, priceMicros: hitPriceOf(settings) };
+}
+
+/** What a hit costs the tenant (micro-units): its plan's price, or nothing. */
+export function hitPriceOf(settings: TenantSettings): number {
+  return settings.plan?.cacheHitPriceMicros ?? 0;
 }
 
 /** Where a successful answer goes in the cache, for the job; undefined when it is not stored. */

@@ -37,7 +37,7 @@ import {
   EVENT_RESOLVED,
 } from '../../infra/tracing/gateway-attributes.ts';
 import type { WebMetrics } from '../../infra/metrics/web-metrics.ts';
-import { cacheOrder, cacheRead, observeCaching, planRequestCaching, serveHit, type CachePorts } from './cache-step.ts';
+import { cacheOrder, cacheRead, hitPriceOf, observeCaching, planRequestCaching, serveHit, type CachePorts } from './cache-step.ts';
 
 /** Queues a request's job, addressed to this process's reply channel, and returns its events. */
 export type DispatchJob = (job: UnaddressedJob, options: DispatchOptions) => Promise<Dispatch>;
@@ -194,7 +194,7 @@ export async function handleRequest(ports: RequestPorts, operation: Operation, r
         ttlMs: detached ? ports.background.deadlineMs + ports.defaults.requestTimeoutMs : undefined,
         keyConcurrency: keyConcurrencyOf(principal),
       }),
-      cache: cacheRead(caching),
+      cache: cacheRead(caching, settings),
     },
     reply,
   );
@@ -216,6 +216,7 @@ export async function handleRequest(ports: RequestPorts, operation: Operation, r
         prompt: plan.prompt,
         stream: plan.stream,
         piiFlags: pii.categories,
+        costMicros: hitPriceOf(settings),
       },
       payload,
     });

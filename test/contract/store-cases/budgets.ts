@@ -99,7 +99,15 @@ export function budgetCases(store: StoreContext): void {
   it('has no plan until one is set, then upserts it with null fields kept', async () => {
     const [tenantId, other] = [`t-${uid()}`, `t-${uid()}`];
     expect(await budgets().getPlan(tenantId)).toBeNull();
-    const plan: TenantPlan = { tenantId, requestsPerMinute: 60, tokensPerMinute: null, keyRequestsPerMinute: 10, keyTokensPerMinute: null, maxQueued: 4 };
+    const plan: TenantPlan = {
+      tenantId,
+      requestsPerMinute: 60,
+      tokensPerMinute: null,
+      keyRequestsPerMinute: 10,
+      keyTokensPerMinute: null,
+      maxQueued: 4,
+      cacheHitPriceMicros: 250,
+    };
     expect(await budgets().setPlan(plan)).toEqual(plan);
     expect(await budgets().getPlan(tenantId)).toEqual(plan);
     const changed: TenantPlan = {
@@ -109,6 +117,7 @@ export function budgetCases(store: StoreContext): void {
       keyRequestsPerMinute: null,
       keyTokensPerMinute: 5_000,
       maxQueued: null,
+      cacheHitPriceMicros: null,
     };
     expect(await budgets().setPlan(changed)).toEqual(changed);
     expect(await budgets().getPlan(tenantId)).toEqual(changed);

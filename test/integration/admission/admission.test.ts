@@ -161,7 +161,9 @@ describe('the response cache, read by the same call', () => {
 
   it('serves a fresh answer: the rate limits charged, no reservation, and no counter rebuilt for it', async () => {
     const value = await cacheAnswer('fresh', Date.now());
-    const decision = await admission.admit(request({ keyLimits: twoAMinute, policies: [dayPolicy(1_000)], cache: { digest: 'fresh', maxAgeMs: 60_000 } }));
+    const decision = await admission.admit(
+      request({ keyLimits: twoAMinute, policies: [dayPolicy(1_000)], cache: { digest: 'fresh', maxAgeMs: 60_000, priceMicros: 0 } }),
+    );
     expect(decision).toMatchObject({ action: 'cached', entry: value, cacheBytes: value.length, rate: { ok: true, headers: { remainingRequests: 1 } } });
     expect(await outstanding()).toBe(0);
     expect(spend.calls).toBe(0);
@@ -169,16 +171,28 @@ describe('the response cache, read by the same call', () => {
 
   it('runs a request whose answer is older than it accepts, or absent, and reports the bytes held', async () => {
     const value = await cacheAnswer('old', Date.now() - 10_000);
-    expect(ran(await admission.admit(request({ cache: { digest: 'old', maxAgeMs: 5_000 } }))).cacheBytes).toBe(value.length);
-    expect(ran(await admission.admit(request({ cache: { digest: 'absent', maxAgeMs: 5_000 } }))).cacheBytes).toBe(value.length);
+    expect(ran(await admission.admit(request({ cache: { digest: 'old', maxAgeMs: 5_000, priceMicros: 0 } }))).cacheBytes).toBe(value.length);
+    expect(ran(await admission.admit(request({ cache: { digest: 'absent', maxAgeMs: 5_000, priceMicros: 0 } }))).cacheBytes).toBe(value.length);
     expect(ran(await admission.admit(request())).cacheBytes).toBeNull();
     expect(await outstanding()).toBe(3);
+  });
+
+  it("charges a priced hit's price to every window at once, and a window that cannot pay it refuses the hit", async () => {
+    const value = await cacheAnswer('priced', Date.now());
+    const policy = dayPolicy(1_000);
+    const cache = { digest: 'priced', maxAgeMs: 60_000, priceMicros: 600 };
+    expect(await admission.admit(request({ policies: [policy], cache }))).toMatchObject({ action: 'cached', entry: value });
+    expect((await ledger.snapshot(tenant, [policy], false)).budgets[0]).toMatchObject({ spentMicros: 600, reservedMicros: 0 });
+    expect(await outstanding()).toBe(0);
+    const refused = await admission.admit(request({ policies: [policy], cache }));
+    expect(refused).toMatchObject({ action: 'refused', refusal: { reason: 'budget' }, cacheBytes: value.length });
+    expect((await ledger.snapshot(tenant, [policy], false)).budgets[0]).toMatchObject({ spentMicros: 600 });
   });
 
   it('refuses a hit the rate limits refuse, charging nothing', async () => {
     await cacheAnswer('limited', Date.now());
     const oneAMinute = { requestsPerMinute: 1, tokensPerMinute: 1_000_000 };
-    const cache = { digest: 'limited', maxAgeMs: 60_000 };
+    const cache = { digest: 'limited', maxAgeMs: 60_000, priceMicros: 0 };
     expect(await admission.admit(request({ keyLimits: oneAMinute, cache }))).toMatchObject({ action: 'cached' });
     expect(await admission.admit(request({ keyLimits: oneAMinute, cache }))).toMatchObject({ action: 'rate_limited', rate: { scope: 'key' } });
   });

@@ -119,6 +119,7 @@ describe("a key's own requests and tokens per minute", () => {
       keyRequestsPerMinute: 100,
       keyTokensPerMinute: 1_000,
       maxQueued: null,
+      cacheHitPriceMicros: null,
     };
     expect(limitsOf(plan, NO_DEFAULTS, limits({ tokensPerMinute: 50 })).key).toEqual({ requestsPerMinute: 100, tokensPerMinute: 50 });
     expect(limitsOf(plan, NO_DEFAULTS, limits({})).key).toEqual({ requestsPerMinute: 100, tokensPerMinute: 1_000 });

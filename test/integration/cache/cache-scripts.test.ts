@@ -17,7 +17,12 @@ const store = (tenantId: string, digest: string, value: string, ttlMs: number, m
 const sizes = async (tenantId: string) => redis.hgetall(keys.cacheIndex(tenantId).sizes);
 /** The admission script's cache part alone: the entry when stored at or after `oldestMs`, and the tenant's total. */
 const lookUp = async (tenantId: string, digest: string, oldestMs = 0) =>
-  (await admit(redis, { nowMs: Date.now(), cache: { entry: keys.cacheEntry(tenantId, digest), sizes: keys.cacheIndex(tenantId).sizes, oldestMs } })).cache;
+  (
+    await admit(redis, {
+      nowMs: Date.now(),
+      cache: { entry: keys.cacheEntry(tenantId, digest), sizes: keys.cacheIndex(tenantId).sizes, oldestMs, priceMicros: 0 },
+    })
+  ).cache;
 
 describe('the response cache scripts', () => {
   it('misses on nothing, then reads back what was stored, with the total', async () => {

@@ -4,10 +4,13 @@
   budget and credit reservation with the tenant's queue cap and the API key's concurrency
   limit. Each part is optional; the caller says which it sends.
 
-  Order: the cache is read. Rate limits refuse → nothing written. A fresh cached answer →
-  returned, the rate limits charged, nothing else written (a hit holds no claim, no
-  reservation and no slot). Counters the budget needs and Redis lost → nothing written, the
-  caller rebuilds them and calls again. A claim held by an earlier
+  Order: the cache is read. Rate limits refuse → nothing written. A fresh cached answer
+  without a price → returned, the rate limits charged, nothing else written (a hit holds no
+  claim, no reservation and no slot). Counters the budget needs and Redis lost → nothing
+  written, the caller rebuilds them and calls again. A fresh answer with a price → the rate
+  limits charged, then the budget refuses it (not returned) or its price is charged to every
+  window and the credit at once (it ends as it starts: nothing to reserve) and it is returned.
+  A claim held by an earlier
   request (or by another body) → returned, the rate limits charged, nothing else written.
   The API key has as many requests in flight as it may → nothing written (its client retries
   within a second, and a minute's allowance must not drain on those retries). Then the rate
@@ -29,7 +32,8 @@
   ARGV[1]  now, ms (the caller's clock: lifetimes are relative, so Redis's never counts)
   ARGV[2]  the parts sent, in order: a string of h, r, c, b
   then, per part in that order:
-    h  the oldest stored-at (ms) a hit may have: the request's max-age
+    h  the oldest stored-at (ms) a hit may have: the request's max-age; the price of a hit
+       (integer micro-units, 0: none)
     r  window ms; the key's field; limits, then costs, of: key requests, key tokens,
        tenant requests, tenant tokens (units per window)
     c  fingerprint of the canonical body; request id; lifetime ms
@@ -39,7 +43,7 @@
        limit (micro-units), lifetime of its keys (ms)
 
   Returns {rate, claim, budget, cache}, 0 for a part absent or not reached:
-    cache   {the entry when fresh, else false; the bytes the tenant's cache holds}; on a hit
+    cache   {the entry when served, else false; the bytes the tenant's cache holds}; on a hit
             claim and budget are 0
     rate    {admitted (1|0), then per bucket: remaining units, ms until full again, ms to
             wait until it would admit (0: now; -1: never, the cost exceeds a window)}, the
@@ -66,7 +70,8 @@ end
 
 local hit, rate, claim, budget
 if string.find(parts, 'h', 1, true) then
-  hit = { entry = nextKey(), sizes = nextKey(), oldest = tonumber(nextArg()) }
+  hit = { entry = nextKey(), sizes = nextKey(), oldest = tonumber(nextArg()), price = nextArg() }
+  hit.amount = tonumber(hit.price)
 end
 if string.find(parts, 'r', 1, true) then
   rate = { hash = nextKey(), window = tonumber(nextArg()), keyField = nextArg(), limits = {}, costs = {} }
@@ -155,7 +160,7 @@ if rate then
   end
 end
 
-if cached then
+if cached and hit.amount == 0 then
   chargeRate()
   return { rateReply, 0, 0, cacheReply }
 end
@@ -174,6 +179,42 @@ if budget then
     if not held[i][1] then missing[#missing + 1] = i end
   end
   if #missing > 1 then return { 0, 0, missing, cacheReply } end
+end
+
+-- What others reserved on each counter (a repeated reserve replaces its own amount), as the
+-- budget's check of an amount read it, and that check: the refusal, or nil when it fits.
+-- Expired reservations are reaped first, and then the counter is read again.
+local others = {}
+local function refusalOf(amount)
+  local counters, field = budget.counters, 'r:' .. budget.id
+  local slots = #counters / 2
+  local exhausted = { 'budget' }
+  for i = 1, slots do
+    if reap(counters[2 * i - 1], counters[2 * i], now) > 0 then
+      held[i] = redis.call('HMGET', counters[2 * i - 1], valueFields[i], 'reserved', field)
+    end
+    local values = held[i]
+    others[i] = tonumber(values[2] or '0') - tonumber(values[3] or '0')
+    if i <= budget.windows and tonumber(values[1] or '0') + others[i] + amount > budget.limits[i] then exhausted[#exhausted + 1] = i end
+  end
+  if #exhausted > 1 then return exhausted end
+  if budget.credit then
+    local available = tonumber(held[slots][1]) - others[slots]
+    if available - amount < 0 then return { 'credit', available } end
+  end
+end
+
+if cached then
+  chargeRate()
+  if budget then
+    local refusal = refusalOf(hit.amount)
+    if refusal then return { rateReply, 0, refusal, { false, cacheReply[2] } } end
+    local slots = #budget.counters / 2
+    for i = 1, slots do
+      incr(budget.counters[2 * i - 1], valueFields[i], valueFields[i] == 'balance' and -hit.amount or hit.amount)
+    end
+  end
+  return { rateReply, 0, 0, cacheReply }
 end
 
 -- A claim past its expiry counts as absent even before Redis drops it, so the caller's clock rules.
@@ -203,27 +244,8 @@ if budget then
   local counters, id = budget.counters, budget.id
   local field = 'r:' .. id
   local slots = #counters / 2
-  -- The counter's value and what others reserved: a repeated reserve replaces its own amount.
-  -- Expired reservations are reaped first, and then the counter is read again.
-  local function read(i)
-    if reap(counters[2 * i - 1], counters[2 * i], now) > 0 then
-      held[i] = redis.call('HMGET', counters[2 * i - 1], valueFields[i], 'reserved', field)
-    end
-    local values = held[i]
-    return tonumber(values[1] or '0'), tonumber(values[2] or '0') - tonumber(values[3] or '0')
-  end
-  local exhausted = { 'budget' }
-  local others = {}
-  for i = 1, slots do
-    local value, reserved = read(i)
-    others[i] = reserved
-    if i <= budget.windows and value + reserved + budget.amount > budget.limits[i] then exhausted[#exhausted + 1] = i end
-  end
-  if #exhausted > 1 then return { rateReply, 0, exhausted, cacheReply } end
-  if budget.credit then
-    local balance = tonumber(held[slots][1])
-    if balance - others[slots] - budget.amount < 0 then return { rateReply, 0, { 'credit', balance - others[slots] }, cacheReply } end
-  end
+  local refusal = refusalOf(budget.amount)
+  if refusal then return { rateReply, 0, refusal, cacheReply } end
   redis.call('ZREMRANGEBYSCORE', budget.outstanding, '-inf', now)
   local queued = redis.call('ZCARD', budget.outstanding)
   if budget.cap >= 0 and queued >= budget.cap and not redis.call('ZSCORE', budget.outstanding, id) then

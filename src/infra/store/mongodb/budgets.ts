@@ -29,6 +29,7 @@ export interface TenantPlanDocument {
   key_requests_per_minute: number | null;
   key_tokens_per_minute: number | null;
   max_queued: number | null;
+  cache_hit_price_micros: number | null;
 }
 
 /** The budget models of one connection. */
@@ -75,6 +76,7 @@ const planSchema = new Schema<TenantPlanDocument>(
     key_requests_per_minute: { type: Number, default: null },
     key_tokens_per_minute: { type: Number, default: null },
     max_queued: { type: Number, default: null },
+    cache_hit_price_micros: { type: Number, default: null },
   },
   { collection: 'tenant_plans', versionKey: false },
 );
@@ -106,6 +108,7 @@ function toPlan(doc: TenantPlanDocument): TenantPlan {
     keyRequestsPerMinute: doc.key_requests_per_minute ?? null,
     keyTokensPerMinute: doc.key_tokens_per_minute ?? null,
     maxQueued: doc.max_queued ?? null,
+    cacheHitPriceMicros: doc.cache_hit_price_micros ?? null,
   };
 }
 
@@ -145,6 +148,7 @@ async function setPlan(Plan: Model<TenantPlanDocument>, plan: TenantPlan): Promi
     key_requests_per_minute: plan.keyRequestsPerMinute,
     key_tokens_per_minute: plan.keyTokensPerMinute,
     max_queued: plan.maxQueued,
+    cache_hit_price_micros: plan.cacheHitPriceMicros,
   };
   const doc = await Plan.findOneAndUpdate({ _id: plan.tenantId }, { $set: fields }, { upsert: true, returnDocument: 'after' })
     .lean<TenantPlanDocument>()

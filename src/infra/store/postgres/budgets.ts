@@ -27,11 +27,12 @@ interface PlanRow {
   key_requests_per_minute: number | null;
   key_tokens_per_minute: number | null;
   max_queued: number | null;
+  cache_hit_price_micros: string | null;
 }
 
 const POLICY_COLUMNS = 'id, tenant_id, feature, budget_window, limit_micros, created_at';
 const TOP_UP_COLUMNS = 'id, tenant_id, amount_micros, actor, created_at';
-const PLAN_COLUMNS = 'tenant_id, requests_per_minute, tokens_per_minute, key_requests_per_minute, key_tokens_per_minute, max_queued';
+const PLAN_COLUMNS = 'tenant_id, requests_per_minute, tokens_per_minute, key_requests_per_minute, key_tokens_per_minute, max_queued, cache_hit_price_micros';
 
 function toPolicy(row: PolicyRow): BudgetPolicy {
   return {
@@ -56,6 +57,7 @@ function toPlan(row: PlanRow): TenantPlan {
     keyRequestsPerMinute: row.key_requests_per_minute,
     keyTokensPerMinute: row.key_tokens_per_minute,
     maxQueued: row.max_queued,
+    cacheHitPriceMicros: row.cache_hit_price_micros === null ? null : Number(row.cache_hit_price_micros),
   };
 }
 
@@ -77,12 +79,13 @@ async function topUp(pool: Pool, input: { id: string; tenantId: string; amountMi
 /** Inserts or replaces the tenant's plan, null fields included. */
 async function setPlan(pool: Pool, plan: TenantPlan): Promise<TenantPlan> {
   const result = await pool.query<PlanRow>(
-    `INSERT INTO tenant_plans (${PLAN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)
+    `INSERT INTO tenant_plans (${PLAN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)
      ON CONFLICT (tenant_id) DO UPDATE SET requests_per_minute = EXCLUDED.requests_per_minute,
        tokens_per_minute = EXCLUDED.tokens_per_minute, key_requests_per_minute = EXCLUDED.key_requests_per_minute,
-       key_tokens_per_minute = EXCLUDED.key_tokens_per_minute, max_queued = EXCLUDED.max_queued
+       key_tokens_per_minute = EXCLUDED.key_tokens_per_minute, max_queued = EXCLUDED.max_queued,
+       cache_hit_price_micros = EXCLUDED.cache_hit_price_micros
      RETURNING ${PLAN_COLUMNS}`,
-    [plan.tenantId, plan.requestsPerMinute, plan.tokensPerMinute, plan.keyRequestsPerMinute, plan.keyTokensPerMinute, plan.maxQueued],
+    [plan.tenantId, plan.requestsPerMinute, plan.tokensPerMinute, plan.keyRequestsPerMinute, plan.keyTokensPerMinute, plan.maxQueued, plan.cacheHitPriceMicros],
   );
   return toPlan(result.rows[0] as PlanRow);
 }

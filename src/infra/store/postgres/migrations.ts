@@ -402,6 +402,11 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE usage_records ADD COLUMN cache_hit boolean NOT NULL DEFAULT false;
     `,
   },
+  {
+    version: 18,
+    name: "a plan's price of a response cache hit",
+    sql: `ALTER TABLE tenant_plans ADD COLUMN cache_hit_price_micros bigint CHECK (cache_hit_price_micros >= 0);`,
+  },
 ];
 
 // Any constant works; it only has to be the same in every process that migrates.

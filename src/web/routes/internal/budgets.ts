@@ -42,6 +42,7 @@ function planJson(plan: TenantPlan) {
     key_requests_per_minute: plan.keyRequestsPerMinute,
     key_tokens_per_minute: plan.keyTokensPerMinute,
     max_queued: plan.maxQueued,
+    cache_hit_price_micros: plan.cacheHitPriceMicros,
   };
 }
 
