@@ -57,6 +57,12 @@ export const EnvSchema = Type.Object({
   ),
   MONGODB_URI: Type.Optional(Type.String({ pattern: '^mongodb(\\+srv)?://', description: 'MongoDB store; wins over DATABASE_URL.' })),
   CATALOG: Type.String({ minLength: 1, description: 'Path of the catalog file (JSON or YAML).' }),
+  CONSOLE_DIR: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description: 'Folder of the built web console that /console serves; unset: dist/console of the package (npm run build:console).',
+    }),
+  ),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info', description: 'pino log level.' },

@@ -360,9 +360,9 @@ export class ResponseLostError extends GatewayError {
   }
 }
 
-/** 503 `service_unavailable`: a dependency (Redis, the store) is down or the process is draining. */
+/** 503 `service_unavailable`: a dependency (Redis, the store) is down, the process is draining, or the console is not built (no Retry-After). */
 export class ServiceUnavailableError extends GatewayError {
-  constructor(message: string, retryAfterSeconds = 1) {
+  constructor(message: string, retryAfterSeconds: number | null = 1) {
     super(503, 'api_error', 'service_unavailable', message, { retryAfterSeconds });
   }
 }

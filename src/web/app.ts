@@ -41,6 +41,9 @@ import { QUEUE_BOARD_PREFIX, queueBoardPlugin } from './plugins/queue-board.ts';
 import type { JobBatch } from '../infra/queue/job.ts';
 import type { Operations } from '../operations/operation.ts';
 import { permissionsOf } from './auth/permissions.ts';
+import type { ReadCircuits } from './routes/internal/catalog.ts';
+import type { LastWorkerBeat } from './routes/internal/queues.ts';
+import { CONSOLE_PREFIX, consolePlugin } from './plugins/console.ts';
 
 /** Everything the web app uses, built by the composition root (src/web/web-tier.ts) or a test. */
 export interface AppDeps {
@@ -76,8 +79,14 @@ export interface AppDeps {
   tracing: Tracing;
   /** True once SIGTERM arrived: new requests are refused with 503. */
   draining: () => boolean;
-  /** The request queue, one per shard, for the queue board. */
+  /** The request queue, one per shard, for the queue board and GET /internal/v1/queues. */
   queues: ReadonlyArray<Queue<JobBatch>>;
+  /** When a worker last showed itself (the heartbeat /readyz reads). */
+  lastWorkerBeat: LastWorkerBeat;
+  /** The deployments' circuit breakers, for GET /internal/v1/catalog. */
+  circuits: ReadCircuits;
+  /** The built console's folder (index.html and assets/). */
+  consoleDir: string;
 }
 
 // How often Node looks for clients past their headers and request timeouts.
@@ -126,12 +135,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(errorsPlugin, { bodyLimit: env.BODY_LIMIT_BYTES });
   await app.register(requestBoundsPlugin);
-  await app.register(authPlugin, {
-    authenticator: deps.authenticator,
-    audit: deps.audit,
-    operatorTenant: env.OPERATOR_TENANT,
-    permissions: permissionsOf(deps.operations),
-  });
+  const permissions = permissionsOf(deps.operations);
+  await app.register(authPlugin, { authenticator: deps.authenticator, audit: deps.audit, operatorTenant: env.OPERATOR_TENANT, permissions });
   await app.register(openapiPlugin, { operations: deps.operations });
   await app.register(healthRoutes, { dependencies: deps.dependencies });
   for (const operation of deps.operations) await app.register(operationRoutes, { operation, ports: deps.requests, bodyLimit: env.BODY_LIMIT_BYTES });
@@ -160,8 +165,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     keyAdmin: deps.keyAdmin,
     webhookAdmin: deps.webhookAdmin,
     settings: deps.requests.settings,
+    ledger: deps.ledger,
     audit: deps.repository.audit,
+    permissions,
+    catalog: deps.requests.plan.catalog,
+    circuits: deps.circuits,
+    queues: deps.queues,
+    lastWorkerBeat: deps.lastWorkerBeat,
+    queueBoard: QUEUE_BOARD_PREFIX,
   });
   await app.register(queueBoardPlugin, { prefix: QUEUE_BOARD_PREFIX, queues: deps.queues });
+  await app.register(consolePlugin, { prefix: CONSOLE_PREFIX, dir: deps.consoleDir });
   return app;
 }

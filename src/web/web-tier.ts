@@ -42,7 +42,9 @@ import { createMetricsRegistry } from '../infra/metrics/registry.ts';
 import { WebMetrics } from '../infra/metrics/web-metrics.ts';
 import { registerBacklogGauges } from '../infra/metrics/backlog-gauges.ts';
 import { pinged, type Dependency } from '../infra/health/readiness.ts';
-import { workerPresence } from '../infra/health/worker-presence.ts';
+import { lastWorkerBeat, workerPresence } from '../infra/health/worker-presence.ts';
+import { readBreakers } from '../infra/redis/breaker-states.ts';
+import { BUILT_CONSOLE_DIR } from './plugins/console.ts';
 import { startOpsListener } from '../infra/health/ops-listener.ts';
 import type { WebhookAdminDeps } from '../domain/webhooks/webhook-admin.ts';
 import { resolveHost } from '../infra/webhooks/guarded-agent.ts';
@@ -272,6 +274,9 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
     tracing,
     draining: () => draining,
     queues,
+    lastWorkerBeat: () => lastWorkerBeat(commands, keys.workerHeartbeat),
+    circuits: (deploymentIds) => readBreakers(commands, deploymentIds.map(keys.breaker), Date.now()),
+    consoleDir: env.CONSOLE_DIR ?? BUILT_CONSOLE_DIR,
   });
   const ops =
     env.METRICS_PORT === undefined

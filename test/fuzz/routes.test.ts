@@ -8,6 +8,9 @@
  * other cases.
  */
 import { connect } from 'node:net';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
@@ -22,6 +25,7 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 500);
 let upstream: FakeUpstream;
 let gateway: GatewayUnderTest;
 let port: number;
+let consoleDir: string;
 let keys: Record<'operator' | 'admin' | 'developer' | 'app' | 'auditor', string>;
 
 /** A batch input file of acme's, stored before the cases run: what POST /v1/batches's valid body names. */
@@ -30,7 +34,13 @@ const VALID_LINE = `${JSON.stringify({ custom_id: 'line-1', method: 'POST', url:
 
 beforeAll(async () => {
   upstream = await startFakeUpstream();
-  gateway = await startGateway({ catalog: testCatalog(upstream.url), env: { TENANT_RPM: '0', TENANT_TPM: '0', KEY_RPM: '0', KEY_TPM: '0' } });
+  // A console build of its own: /console is fuzzed whether or not `npm run build:console` ran.
+  consoleDir = await mkdtemp(join(tmpdir(), 'gw-fuzz-console-'));
+  await writeFile(join(consoleDir, 'index.html'), '<!doctype html>');
+  gateway = await startGateway({
+    catalog: testCatalog(upstream.url),
+    env: { TENANT_RPM: '0', TENANT_TPM: '0', KEY_RPM: '0', KEY_TPM: '0', CONSOLE_DIR: consoleDir },
+  });
   port = Number(new URL(gateway.origin).port);
   keys = {
     operator: (await gateway.issueKey('operator', 'admin')).secret,
@@ -51,6 +61,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await gateway?.close();
   await upstream?.close();
+  if (consoleDir) await rm(consoleDir, { recursive: true, force: true });
 });
 
 /** One raw HTTP request: method, target (path and query as sent, not re-encoded), headers, body bytes. */
@@ -457,6 +468,23 @@ const ROUTES: Route[] = [
   },
   { method: 'POST', path: pathParam.map((name) => `/internal/v1/prompts/${name}/activate`), key: 'admin', body: { version: 1 } },
   { method: 'GET', path: pathParam.map((name) => `/internal/v1/prompts/${name}/versions`), key: 'admin', body: null },
+  { method: 'GET', path: query.map((q) => `/internal/v1/prompts${q}`), key: 'developer', body: null },
+  { method: 'GET', path: query.map((q) => `/internal/v1/me${q}`), key: 'auditor', body: null },
+  { method: 'GET', path: query.map((q) => `/internal/v1/catalog${q}`), key: 'operator', body: null },
+  { method: 'GET', path: query.map((q) => `/internal/v1/queues${q}`), key: 'operator', body: null },
+  { method: 'GET', path: pathParam.map((tenant) => `/internal/v1/tenants/${tenant}/budgets`), key: 'operator', body: null },
+  { method: 'GET', path: pathParam.map((tenant) => `/internal/v1/tenants/${tenant}/plan`), key: 'operator', body: null },
+  {
+    method: 'GET',
+    path: fc
+      .oneof(
+        pathParam,
+        pathParam.map((name) => `assets/${name}`),
+      )
+      .map((path) => `/console/${path}`),
+    key: 'app',
+    body: null,
+  },
   { method: 'POST', path: fc.constant('/internal/v1/budgets'), key: 'admin', body: { window: 'day', limit_micros: 1_000_000, feature: 'search' } },
   { method: 'DELETE', path: pathParam.map((id) => `/internal/v1/budgets/${id}`), key: 'admin', body: null },
   { method: 'POST', path: pathParam.map((tenant) => `/internal/v1/tenants/${tenant}/credits`), key: 'operator', body: { amount_micros: 1000 } },

@@ -1,4 +1,4 @@
-import type { ApiKeyLimits, Role } from '../../infra/store/repository.ts';
+import { ROLES, type ApiKeyLimits, type Role } from '../../infra/store/repository.ts';
 import { PermissionDeniedError } from '../../errors/gateway-error.ts';
 
 /** Who may hold a permission, and how a refusal names it (`The role 'app' may not <describe>.`). */
@@ -16,6 +16,7 @@ export const MODEL_ROLES = ['admin', 'developer', 'app'] as const satisfies read
  * hook is the one place that checks it.
  */
 export const ROUTE_PERMISSIONS = {
+  'session.read': { roles: ROLES, describe: 'read its own identity and permissions' },
   'models.read': { roles: MODEL_ROLES, describe: 'list models' },
   'prompts.read': { roles: ['admin', 'developer'], describe: 'read prompts' },
   'usage.read': { roles: ['admin', 'developer', 'auditor'], describe: 'read usage' },
@@ -31,6 +32,7 @@ export const ROUTE_PERMISSIONS = {
   'keys.read': { roles: ['admin'], describe: 'list API keys' },
   'keys.write': { roles: ['admin'], describe: 'create, change or revoke API keys' },
   'queues.read': { roles: ['admin'], describe: 'view the job queues (operator tenant only)' },
+  'catalog.read': { roles: ['admin'], describe: "read the catalog's deployments and their circuit breakers (operator tenant only)" },
   'webhooks.manage': { roles: ['admin'], describe: 'manage webhook endpoints and their deliveries' },
   'files.read': { roles: MODEL_ROLES, describe: 'list and download files' },
   'files.write': { roles: MODEL_ROLES, describe: 'upload or delete files' },
@@ -41,7 +43,10 @@ export const ROUTE_PERMISSIONS = {
 /** A permission of a route that is not an operation. */
 export type RoutePermission = keyof typeof ROUTE_PERMISSIONS;
 
-/** Who is calling: resolved from an API key (or, later, a JWT). */
+/** The start of a JWT principal's keyId (`jwt:<sub>`); an API key's id starts with `key_`. */
+export const JWT_KEY_ID_PREFIX = 'jwt:';
+
+/** Who is calling: resolved from an API key or a JWT. */
 export interface Principal {
   tenantId: string;
   role: Role;
@@ -51,10 +56,16 @@ export interface Principal {
 }
 
 /**
- * Permissions on other tenants (the queues hold every tenant's jobs): only admins of the operator
- * tenant (the gateway's owner) hold them.
+ * Permissions on other tenants (the queues hold every tenant's jobs, the catalog serves them all):
+ * only admins of the operator tenant (the gateway's owner) hold them.
  */
-export const OPERATOR_PERMISSIONS: ReadonlySet<string> = new Set<RoutePermission>(['tenants.operate', 'tenants.read', 'tenants.write', 'queues.read']);
+export const OPERATOR_PERMISSIONS: ReadonlySet<string> = new Set<RoutePermission>([
+  'tenants.operate',
+  'tenants.read',
+  'tenants.write',
+  'queues.read',
+  'catalog.read',
+]);
 
 /**
  * The tenant a request acts on: the principal's own, or the one it names, which only the
@@ -65,4 +76,9 @@ export function targetTenant(principal: Principal, named: string | undefined, op
   if (principal.tenantId !== operatorTenant)
     throw new PermissionDeniedError(`${principal.role} of tenant '${principal.tenantId}'`, `${ROUTE_PERMISSIONS[permission].describe} of another tenant`);
   return named;
+}
+
+/** The kind of credential a principal was resolved from. */
+export function credentialKind(principal: Principal): 'api_key' | 'jwt' {
+  return principal.keyId.startsWith(JWT_KEY_ID_PREFIX) ? 'jwt' : 'api_key';
 }

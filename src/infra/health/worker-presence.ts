@@ -28,9 +28,15 @@ export function workerPresence(redis: RedisClient, key: string, windowMs: number
     name: 'queue',
     required: false,
     async probe() {
-      const seen = await redis.get(key);
+      const seen = await lastWorkerBeat(redis, key);
       if (seen === null) throw new Error(`no worker has shown itself in the last ${windowMs / 1000} s`);
-      return { worker_seen_ms_ago: Math.max(0, Date.now() - Number(seen)) };
+      return { worker_seen_ms_ago: Math.max(0, Date.now() - seen) };
     },
   };
+}
+
+/** When a worker last showed itself (ms), whichever it was; null when none has within the window. */
+export async function lastWorkerBeat(redis: RedisClient, key: string): Promise<number | null> {
+  const seen = await redis.get(key);
+  return seen === null ? null : Number(seen);
 }

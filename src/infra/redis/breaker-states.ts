@@ -55,3 +55,8 @@ export async function reportBreaker(redis: ScriptedRedis, key: string, settings:
 export async function probeBreaker(redis: ScriptedRedis, key: string, settings: BreakerSettings, probeLeaseMs: number, now: number): Promise<BreakerReply> {
   return parse(await redis.circuitBreaker(key, now, 'probe', ...settingsArgs(settings), 0, 0, '', 0, probeLeaseMs));
 }
+
+/** The state of each breaker now, in order: one read each, sent together (one round trip on an auto-pipelined connection). */
+export function readBreakers(redis: ScriptedRedis, keys: readonly string[], now: number): Promise<BreakerReply[]> {
+  return Promise.all(keys.map((key) => readBreaker(redis, key, now)));
+}

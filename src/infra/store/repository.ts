@@ -102,6 +102,14 @@ export interface PromptHistory {
   versions: PromptVersion[];
 }
 
+/** One prompt of a tenant's list: its versions' numbers, and when its newest was created. */
+export interface PromptSummary {
+  name: string;
+  activeVersion: number;
+  latestVersion: number;
+  updatedAt: Date;
+}
+
 /** Named prompts: versions are numbered 1, 2, … per tenant and name and never change. */
 export interface PromptRepository {
   /**
@@ -124,6 +132,8 @@ export interface PromptRepository {
   getActive(tenantId: string, name: string): Promise<PromptVersion | null>;
   /** Every version, newest first, with the active one; null when the name is unknown. */
   history(tenantId: string, name: string): Promise<PromptHistory | null>;
+  /** The tenant's prompts that have a version, by name (byte order, the same in every adapter). */
+  list(tenantId: string): Promise<PromptSummary[]>;
 }
 
 /** How a request ended, as far as usage is concerned. */

@@ -26,6 +26,19 @@ export function authorize(principal: Principal, permission: string, operatorTena
   const rule = permissions[permission];
   if (!rule) throw new Error(`the permission '${permission}' has no rule`);
   if (!rule.roles.includes(principal.role)) throw new PermissionDeniedError(principal.role, rule.describe);
-  if (OPERATOR_PERMISSIONS.has(permission) && principal.tenantId !== operatorTenant)
+  if (!operatorHolds(principal, permission, operatorTenant))
     throw new PermissionDeniedError(`${principal.role} of tenant '${principal.tenantId}'`, rule.describe);
+}
+
+/** False for an operator permission asked by a principal of another tenant than the operator's. */
+function operatorHolds(principal: Principal, permission: string, operatorTenant: string): boolean {
+  return !OPERATOR_PERMISSIONS.has(permission) || principal.tenantId === operatorTenant;
+}
+
+/** Every permission of `permissions` that `authorize` would let the principal through, sorted. */
+export function heldPermissions(principal: Principal, operatorTenant: string, permissions: PermissionTable = PERMISSIONS): string[] {
+  return Object.entries(permissions)
+    .filter(([permission, rule]) => rule.roles.includes(principal.role) && operatorHolds(principal, permission, operatorTenant))
+    .map(([permission]) => permission)
+    .sort();
 }

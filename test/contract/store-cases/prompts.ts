@@ -123,4 +123,22 @@ export function promptCases(store: StoreContext): void {
     expect((await store.repo().prompts.getActive(a, name))?.version).toBe(2);
     expect(versions((await store.repo().prompts.history(b, name))?.versions)).toEqual([1]);
   });
+
+  it("lists the tenant's prompts by name, with their active and newest versions and the newest's time", async () => {
+    const [tenantId, other] = [`t-${uid()}`, `t-${uid()}`];
+    expect(await store.repo().prompts.list(tenantId)).toEqual([]);
+    await create(tenantId, 'zeta');
+    await create(tenantId, 'alpha');
+    const second = await create(tenantId, 'alpha');
+    await create(tenantId, 'Beta', true);
+    await create(other, 'alpha');
+    expect(await store.repo().prompts.list(tenantId)).toEqual([
+      { name: 'Beta', activeVersion: 1, latestVersion: 1, updatedAt: expect.any(Date) },
+      { name: 'alpha', activeVersion: 1, latestVersion: 2, updatedAt: second.createdAt },
+      { name: 'zeta', activeVersion: 1, latestVersion: 1, updatedAt: expect.any(Date) },
+    ]);
+    await store.repo().prompts.activate(tenantId, 'alpha', 2);
+    expect((await store.repo().prompts.list(tenantId))[1]).toMatchObject({ name: 'alpha', activeVersion: 2, latestVersion: 2 });
+    expect((await store.repo().prompts.list(other)).map((prompt) => prompt.name)).toEqual(['alpha']);
+  });
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { targetTenant, type Principal } from '../../../src/domain/access/roles.ts';
-import { authorize, PERMISSIONS, type Permission } from '../../../src/web/auth/permissions.ts';
+import { authorize, heldPermissions, PERMISSIONS, type Permission } from '../../../src/web/auth/permissions.ts';
 import { PermissionDeniedError } from '../../../src/errors/gateway-error.ts';
 import { ROLES, type Role } from '../../../src/infra/store/repository.ts';
 
@@ -33,11 +33,13 @@ const EXPECTED: Record<Role, Permission[]> = {
     'keys.read',
     'keys.write',
     'queues.read',
+    'catalog.read',
     'webhooks.manage',
+    'session.read',
   ],
-  developer: [...INFERENCE, 'prompts.read', 'usage.read', 'budgets.read'],
-  app: INFERENCE,
-  auditor: ['usage.read', 'budgets.read', 'audit.read', 'audit.verify'],
+  developer: [...INFERENCE, 'prompts.read', 'usage.read', 'budgets.read', 'session.read'],
+  app: [...INFERENCE, 'session.read'],
+  auditor: ['usage.read', 'budgets.read', 'audit.read', 'audit.verify', 'session.read'],
 };
 
 const OPERATIONS: Permission[] = [
@@ -56,7 +58,9 @@ const OPERATIONS: Permission[] = [
   'keys.read',
   'keys.write',
   'queues.read',
+  'catalog.read',
   'webhooks.manage',
+  'session.read',
 ];
 const OPERATOR = 'operator';
 
@@ -99,14 +103,38 @@ describe('authorize', () => {
 });
 
 describe('operator operations', () => {
-  it.each(['tenants.operate', 'tenants.read', 'tenants.write', 'queues.read'] as const)('an admin of another tenant may not %s', (operation) => {
-    expect(() => authorize(principal('admin', 'acme'), operation, OPERATOR)).toThrow(PermissionDeniedError);
-    expect(() => authorize(principal('admin'), operation, OPERATOR)).not.toThrow();
-  });
+  it.each(['tenants.operate', 'tenants.read', 'tenants.write', 'queues.read', 'catalog.read'] as const)(
+    'an admin of another tenant may not %s',
+    (operation) => {
+      expect(() => authorize(principal('admin', 'acme'), operation, OPERATOR)).toThrow(PermissionDeniedError);
+      expect(() => authorize(principal('admin'), operation, OPERATOR)).not.toThrow();
+    },
+  );
 
   it("any tenant's admin manages its own keys and budgets", () => {
     for (const operation of ['budgets.write', 'keys.read', 'keys.write'] as const)
       expect(() => authorize(principal('admin', 'acme'), operation, OPERATOR)).not.toThrow();
+  });
+});
+
+describe('heldPermissions', () => {
+  const cases = ROLES.flatMap((role) => ['acme', OPERATOR].map((tenant) => [role, tenant] as const));
+
+  it.each(cases)('%s of %s: exactly what authorize lets through, sorted', (role, tenant) => {
+    const allowed = OPERATIONS.filter((operation) => {
+      try {
+        authorize(principal(role, tenant), operation, OPERATOR);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    expect(heldPermissions(principal(role, tenant), OPERATOR)).toEqual([...allowed].sort());
+  });
+
+  it("gives the operator permissions to the operator tenant's admins alone", () => {
+    expect(heldPermissions(principal('admin', 'acme'), OPERATOR)).not.toContain('catalog.read');
+    expect(heldPermissions(principal('admin'), OPERATOR)).toContain('catalog.read');
   });
 });
 

@@ -1,6 +1,6 @@
 /** Named, versioned prompts in MongoDB: `prompt_heads` holds each name's counters, `prompt_versions` the versions. */
 import { Schema, type Connection, type Model } from 'mongoose';
-import { PromptNotFoundError, type PromptMessageTemplate, type PromptRepository, type PromptVersion } from '../repository.ts';
+import { PromptNotFoundError, type PromptMessageTemplate, type PromptRepository, type PromptSummary, type PromptVersion } from '../repository.ts';
 
 /** A name's head: the last number handed out and the active one (0 until the first version is stored). */
 export interface PromptHeadDocument {
@@ -153,6 +153,24 @@ export function createPromptRepository(models: PromptModels): PromptRepository {
       const docs = await PromptVersion.find({ tenant_id: tenantId, name }).sort({ version: -1 }).lean<PromptVersionDocument[]>().exec();
       if (docs.length === 0) return null;
       return { name, activeVersion: head.active_version, versions: docs.map(toPromptVersion) };
+    },
+    async list(tenantId) {
+      // A head's last_version may name a version whose insert never happened (nextVersion, then a
+      // crash): the newest version is the one stored, and a head with none is no prompt yet.
+      const [heads, newest] = await Promise.all([
+        PromptHead.find({ tenant_id: tenantId }).sort({ name: 1 }).lean<PromptHeadDocument[]>().exec(),
+        PromptVersion.aggregate<{ _id: string; version: number; created_at: Date }>([
+          { $match: { tenant_id: tenantId } },
+          { $sort: { name: 1, version: -1 } },
+          { $group: { _id: '$name', version: { $first: '$version' }, created_at: { $first: '$created_at' } } },
+        ]).exec(),
+      ]);
+      const newestByName = new Map(newest.map((entry) => [entry._id, entry]));
+      return heads.flatMap((head): PromptSummary[] => {
+        const latest = newestByName.get(head.name);
+        if (!latest || head.active_version === 0) return [];
+        return [{ name: head.name, activeVersion: head.active_version, latestVersion: latest.version, updatedAt: latest.created_at }];
+      });
     },
   };
 }

@@ -1,6 +1,6 @@
 /** Named, versioned prompts in PostgreSQL: `prompts` holds each name's head, `prompt_versions` the versions. */
 import type { Pool } from 'pg';
-import { PromptNotFoundError, type PromptMessageTemplate, type PromptRepository, type PromptVersion } from '../repository.ts';
+import { PromptNotFoundError, type PromptMessageTemplate, type PromptRepository, type PromptSummary, type PromptVersion } from '../repository.ts';
 
 interface PromptVersionRow {
   tenant_id: string;
@@ -38,6 +38,12 @@ const ACTIVATE = `
     WHERE p.tenant_id = target.tenant_id AND p.name = target.name
   )
   SELECT * FROM target`;
+
+// A head and its last version are written by one statement (CREATE_VERSION): the join finds every head's.
+const LIST = `
+  SELECT p.name, p.active_version, p.last_version, v.created_at FROM prompts p
+  JOIN prompt_versions v ON v.tenant_id = p.tenant_id AND v.name = p.name AND v.version = p.last_version
+  WHERE p.tenant_id = $1 ORDER BY p.name COLLATE "C"`;
 
 function toPromptVersion(row: PromptVersionRow): PromptVersion {
   return {
@@ -98,6 +104,15 @@ export function createPromptRepository(pool: Pool): PromptRepository {
       const first = result.rows[0];
       if (!first) return null;
       return { name, activeVersion: first.active_version, versions: result.rows.map(toPromptVersion) };
+    },
+    async list(tenantId) {
+      const result = await pool.query<{ name: string; active_version: number; last_version: number; created_at: Date }>(LIST, [tenantId]);
+      return result.rows.map((row): PromptSummary => ({
+        name: row.name,
+        activeVersion: row.active_version,
+        latestVersion: row.last_version,
+        updatedAt: row.created_at,
+      }));
     },
   };
 }

@@ -2,7 +2,7 @@
 import { createVerifier, TokenError, type Algorithm } from 'fast-jwt';
 import { InvalidTokenError, type InvalidTokenReason } from '../../../errors/gateway-error.ts';
 import { ROLES, type Role } from '../../../infra/store/repository.ts';
-import type { Principal } from '../../../domain/access/roles.ts';
+import { JWT_KEY_ID_PREFIX, type Principal } from '../../../domain/access/roles.ts';
 import type { VerificationKey } from './jwks-fetch.ts';
 import { TENANT_ID_PATTERN } from '../../../domain/tenants/tenant-id.ts';
 
@@ -64,7 +64,7 @@ export function principalFromClaims(claims: Record<string, unknown>, rules: Clai
     throw new InvalidTokenError('invalid_claim', `The token's '${rules.roleClaim}' claim is not one of the roles ${ROLES.join(', ')}.`);
   }
   const subject = typeof claims.sub === 'string' ? claims.sub : typeof claims.jti === 'string' ? claims.jti : 'unknown';
-  return { tenantId: tenant, role: role as Role, keyId: `jwt:${subject}` };
+  return { tenantId: tenant, role: role as Role, keyId: `${JWT_KEY_ID_PREFIX}${subject}` };
 }
 
 function checkIssuedAt(claims: Record<string, unknown>, clockSkewMs: number, nowMs: number): void {
