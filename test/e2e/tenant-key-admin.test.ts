@@ -151,6 +151,7 @@ describe('keys', () => {
         'created_at',
         'expires_at',
         'id',
+        'last_used_at',
         'max_concurrent',
         'name',
         'object',
@@ -163,8 +164,22 @@ describe('keys', () => {
     const text = JSON.stringify(listed.body);
     expect(text).not.toContain(app.secret);
     expect(text).not.toContain(admin.secret);
+    // The last use is the key's newest usage record, which the outbox stores within seconds.
+    await eventually(
+      async () => {
+        const keys = (await call(web(1), admin.secret, 'GET', '/internal/v1/keys')).body.data as Array<{ id: string; last_used_at: string | null }>;
+        return keys.find((key) => key.id === app.id)?.last_used_at !== null;
+      },
+      10_000,
+      "the app key's last use",
+    );
+    const used = (await call(web(1), admin.secret, 'GET', '/internal/v1/keys')).body.data as Array<{ id: string; last_used_at: string | null }>;
+    expect(Date.parse(used.find((key) => key.id === app.id)?.last_used_at as string)).toBeGreaterThan(Date.now() - 60_000);
+    expect(used.find((key) => key.id === admin.id)?.last_used_at).toBeNull();
     const viaOperator = await call(web(0), operator.secret, 'GET', `/internal/v1/keys?tenant=${TENANT}`);
-    expect(viaOperator.body.data).toEqual(listed.body.data);
+    // The same keys; the app key's second completion may have been stored in between.
+    const withoutLastUse = (keys: Array<{ last_used_at: string | null }>) => keys.map(({ last_used_at: _lastUsedAt, ...key }) => key);
+    expect(withoutLastUse(viaOperator.body.data)).toEqual(withoutLastUse(used));
     expectError(await call(web(0), operator.secret, 'GET', '/internal/v1/keys?tenant=ghost'), 404, 'not_found');
   });
 

@@ -99,11 +99,22 @@ export async function createKey(deps: KeyAdminDeps, tenantId: string, input: Sta
   return { key, secret: generated.secret };
 }
 
-/** The tenant's keys, oldest first; 404 when the store knows no such tenant. */
-export async function listKeys(deps: KeyAdminDeps, tenantId: string): Promise<ApiKeyRecord[]> {
+/** A key as listed: with when it was last used, as its newest usage record says. */
+export type ListedKey = ApiKeyRecord & { lastUsedAt: Date | null };
+
+/**
+ * The tenant's keys, oldest first, each with its last use; 404 when the store knows no such tenant.
+ * The last use is read from the usage records rather than written at each request, so it costs a
+ * request nothing and trails it by the outbox's drain (seconds).
+ */
+export async function listKeys(deps: KeyAdminDeps, tenantId: string): Promise<ListedKey[]> {
   const keys = await deps.repository.apiKeys.listByTenant(tenantId);
   if (keys.length === 0 && !(await deps.repository.tenants.get(tenantId))) throw new ResourceNotFoundError(`Tenant '${tenantId}'`);
-  return keys;
+  const lastUsed = await deps.repository.usage.lastUsed(
+    tenantId,
+    keys.map((key) => key.id),
+  );
+  return keys.map((key) => ({ ...key, lastUsedAt: lastUsed.get(key.id) ?? null }));
 }
 
 /**
@@ -141,6 +152,11 @@ export async function updateKeyLimits(deps: KeyAdminDeps, tenantId: string, keyI
     auditEvent({ tenantId, actor: by.actor, action: 'key.updated', target: keyId, outcome: 'success', requestId: by.requestId, details: sentKeyLimits(input) }),
   );
   return key;
+}
+
+/** A listed key on the wire. */
+export function listedKeyJson(key: ListedKey) {
+  return { ...keyJson(key), last_used_at: key.lastUsedAt?.toISOString() ?? null };
 }
 
 /** A key on the wire: never its secret or hash. */

@@ -229,6 +229,8 @@ export interface UsageRepository {
   sum(filter: UsageFilter, groupBy: 'day' | 'model' | 'feature'): Promise<UsageGroup[]>;
   /** Total cost of the tenant's records in [since, until), of one feature or (null) of all; rebuilds budget counters. */
   spentMicros(tenantId: string, feature: string | null, since: Date, until: Date): Promise<number>;
+  /** When each of the tenant's keys made its newest record; a key without one is absent. */
+  lastUsed(tenantId: string, keyIds: readonly string[]): Promise<Map<string, Date>>;
 }
 
 /** An audit event before it is chained. */

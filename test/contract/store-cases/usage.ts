@@ -185,6 +185,24 @@ export function usageCases(store: StoreContext): void {
     expect(await store.repo().usage.sum({ ...range, model: 'none' }, 'day')).toEqual([]);
   });
 
+  it("finds each key's newest record, never another tenant's", async () => {
+    const [a, b] = [`t-${uid()}`, `t-${uid()}`];
+    await store
+      .repo()
+      .usage.insertMany([
+        usageRecord(a, { keyId: 'key_1', createdAt: new Date(DAY_1) }),
+        usageRecord(a, { keyId: 'key_1', createdAt: new Date(DAY_2) }),
+        usageRecord(a, { keyId: 'key_2', createdAt: new Date(DAY_1 + 5) }),
+        usageRecord(b, { keyId: 'key_3', createdAt: new Date(DAY_2) }),
+      ]);
+    const lastUsed = await store.repo().usage.lastUsed(a, ['key_1', 'key_2', 'key_3', 'key_4']);
+    expect([...lastUsed].sort()).toEqual([
+      ['key_1', new Date(DAY_2)],
+      ['key_2', new Date(DAY_1 + 5)],
+    ]);
+    expect(await store.repo().usage.lastUsed(a, [])).toEqual(new Map());
+  });
+
   it("never lists or sums another tenant's records", async () => {
     const [a, b] = [`t-${uid()}`, `t-${uid()}`];
     const mine = usageRecord(a);

@@ -155,5 +155,14 @@ export function createUsageRepository(Usage: Model<UsageDocument>): UsageReposit
       const [total] = await Usage.aggregate<{ spent: number }>([{ $match: match }, { $group: { _id: null, spent: { $sum: '$cost_micros' } } }]).exec();
       return total?.spent ?? 0;
     },
+    async lastUsed(tenantId, keyIds) {
+      // One index probe per key ({tenant_id, key_id, created_at}), however many records it made.
+      const newest = await Promise.all(
+        keyIds.map((keyId) =>
+          Usage.findOne({ tenant_id: tenantId, key_id: keyId }, { created_at: 1 }).sort({ created_at: -1 }).lean<{ created_at: Date }>().exec(),
+        ),
+      );
+      return new Map(keyIds.flatMap((keyId, i) => (newest[i] ? [[keyId, newest[i].created_at] as const] : [])));
+    },
   };
 }

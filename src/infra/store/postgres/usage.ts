@@ -101,6 +101,12 @@ function spentQuery(tenantId: string, feature: string | null, since: Date, until
   return { text: `${base} AND feature = $4`, values: [tenantId, since, until, feature] };
 }
 
+// One index probe per key (usage_records_tenant_key_created_idx), however many records it made.
+const LAST_USED = `
+  SELECT k.key_id, (SELECT u.created_at FROM usage_records u WHERE u.tenant_id = $1 AND u.key_id = k.key_id
+                    ORDER BY u.created_at DESC LIMIT 1) AS last_used
+  FROM unnest($2::text[]) AS k(key_id)`;
+
 /** The UsageRepository over `pool`. */
 export function createUsageRepository(pool: Pool): UsageRepository {
   return {
@@ -121,6 +127,10 @@ export function createUsageRepository(pool: Pool): UsageRepository {
       // sum(bigint) is numeric, which arrives as a string.
       const result = await pool.query<{ spent: string }>(spentQuery(tenantId, feature, since, until));
       return Number(result.rows[0]?.spent ?? 0);
+    },
+    async lastUsed(tenantId, keyIds) {
+      const result = await pool.query<{ key_id: string; last_used: Date | null }>(LAST_USED, [tenantId, keyIds]);
+      return new Map(result.rows.flatMap((row) => (row.last_used === null ? [] : [[row.key_id, row.last_used] as const])));
     },
   };
 }

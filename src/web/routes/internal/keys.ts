@@ -5,6 +5,7 @@ import {
   createKey,
   KeyInputSchema,
   keyJson,
+  listedKeyJson,
   KeyLimitsUpdateSchema,
   listKeys,
   revokeKey,
@@ -31,7 +32,7 @@ export async function internalKeyRoutes(app: FastifyInstance, options: { admin: 
   });
   typed.get('/keys', { schema: { querystring: TenantQuery }, config: { permission: 'keys.read' } }, async (request) => {
     const tenantId = targetTenant(request.principal, request.query.tenant, options.operatorTenant, 'keys.read');
-    return { object: 'list', data: (await listKeys(options.admin, tenantId)).map(keyJson) };
+    return { object: 'list', data: (await listKeys(options.admin, tenantId)).map(listedKeyJson) };
   });
   typed.patch(
     '/keys/:id',
