@@ -9,7 +9,8 @@ import tseslint from 'typescript-eslint';
 export default defineConfig(
   globalIgnores(['node_modules/', 'dist/', 'test/fixtures/', 'test/vendor/', 'docs/', 'bench/profiles/', '.gateway-dev/']),
   {
-    files: ['**/*.ts'],
+    // console/ has its own tsconfig.json (DOM, Preact's JSX), which the project service finds for its files.
+    files: ['**/*.{ts,tsx}'],
     extends: [js.configs.recommended, tseslint.configs.recommendedTypeChecked],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     linterOptions: { reportUnusedDisableDirectives: 'error' },
