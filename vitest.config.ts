@@ -81,6 +81,12 @@ export default defineConfig({
           sequence: { groupOrder: 3 },
         },
       },
+      {
+        extends: true,
+        // The console in the system's Chromium (test/helpers/browser.ts) against web and worker processes: one browser and
+        // one gateway per file, one file at a time, after the other lanes.
+        test: { name: 'browser', include: ['test/browser/**/*.test.ts'], fileParallelism: false, sequence: { groupOrder: 4 } },
+      },
     ],
   },
 });
