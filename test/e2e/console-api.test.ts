@@ -349,9 +349,11 @@ describe('/console', () => {
   it('serves the build once there, with its content types, headers, caching and the single-page fallback', async () => {
     const page = '<!doctype html><title>Console</title><script type="module" src="/console/assets/app-1a2b3c.js"></script>';
     await mkdir(join(consoleDir, 'assets'));
+    // A build being written: index.html before the script it names is no build yet (it would be kept as it is).
+    await writeFile(join(consoleDir, 'index.html'), page);
+    expect((await fetch(`${gateway.origin}/console/`)).status).toBe(503);
     await writeFile(join(consoleDir, 'assets', 'app-1a2b3c.js'), 'console.log("console");');
     await writeFile(join(consoleDir, 'assets', 'app-1a2b3c.css'), 'body{margin:0}');
-    await writeFile(join(consoleDir, 'index.html'), page);
     const get = async (path: string) => {
       const response = await fetch(`${gateway.origin}${path}`);
       return { response, text: await response.text() };

@@ -3,7 +3,7 @@
  * and its budget reservation, checked and written in one script call on the tenant's slot
  * (admit-n.lua), and given back when the request will not run.
  */
-import type { BudgetLedger, ReserveOutcome, ReserveRefusal, ReserveRequest } from '../budget/budget-ledger.ts';
+import { SETTLED_MARKER_TTL_MS, type BudgetLedger, type ReserveOutcome, type ReserveRefusal, type ReserveRequest } from '../budget/budget-ledger.ts';
 import { claimResult, releaseClaim, requestFingerprint, type IdempotencyStore } from '../idempotency/idempotency-store.ts';
 import type { RateCheck, RateDecision, RateLimiter } from '../rate-limit/rate-limiter.ts';
 import { admit, type AdmitReply, type ScriptedRedis } from '../../infra/redis/scripts.ts';
@@ -123,7 +123,14 @@ export class Admission {
     if (!request.cache) return undefined;
     const { tenantId } = request.reservation;
     const { digest, maxAgeMs, priceMicros } = request.cache;
-    return { entry: this.#keys.cacheEntry(tenantId, digest), sizes: this.#keys.cacheIndex(tenantId).sizes, oldestMs: Date.now() - maxAgeMs, priceMicros };
+    return {
+      entry: this.#keys.cacheEntry(tenantId, digest),
+      sizes: this.#keys.cacheIndex(tenantId).sizes,
+      marker: this.#keys.settled(tenantId, request.reservation.requestId),
+      markerTtlMs: SETTLED_MARKER_TTL_MS,
+      oldestMs: Date.now() - maxAgeMs,
+      priceMicros,
+    };
   }
 
   #decisionOf(request: AdmissionRequest, reply: AdmitReply, outcome: ReserveOutcome | null, claimKey: string | null): Decided {

@@ -240,6 +240,9 @@ export interface CacheReadPart {
   entry: string;
   /** The tenant's cache sizes hash, for the total it holds. */
   sizes: string;
+  /** The request's settlement marker: a priced hit is charged once, however often its call is sent. */
+  marker: string;
+  markerTtlMs: number;
   /** The oldest stored-at (ms) a hit may have. */
   oldestMs: number;
   /** What a hit costs (micro-units), charged to the budget's windows and credit: 0, nothing. */
@@ -274,8 +277,8 @@ export async function admit(redis: ScriptedRedis, input: AdmitInput): Promise<Ad
   const { cache, rate, claim, reserve } = input;
   if (cache) {
     parts += 'h';
-    keys.push(cache.entry, cache.sizes);
-    args.push(cache.oldestMs, cache.priceMicros);
+    keys.push(cache.entry, cache.sizes, cache.marker);
+    args.push(cache.oldestMs, cache.priceMicros, cache.markerTtlMs);
   }
   if (rate) {
     parts += 'r';

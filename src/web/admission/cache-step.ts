@@ -88,10 +88,15 @@ export interface HitContext {
   payload: object;
 }
 
-/** Counts the request's part in the cache: its status, or what admission found. */
-export function observeCaching(ports: CachePorts, tenantId: string, caching: RequestCaching, decision: Pick<AdmissionDecision, 'action' | 'cacheBytes'>): void {
+/** Counts the request's part in the cache: what admission found, or (a refused request, or one that read nothing) its plan's status. */
+export function observeCaching(
+  ports: CachePorts,
+  tenantId: string,
+  caching: RequestCaching,
+  decision: Pick<AdmissionDecision, 'action' | 'cacheBytes'> | null,
+): void {
   if (!ports.observe) return;
-  if (decision.cacheBytes === null) ports.observe(tenantId, caching.plan.status, null);
+  if (decision === null || decision.cacheBytes === null) ports.observe(tenantId, caching.plan.status, null);
   else ports.observe(tenantId, decision.action === 'cached' ? 'hit' : 'miss', decision.cacheBytes);
 }
 

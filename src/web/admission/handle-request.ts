@@ -197,7 +197,10 @@ export async function handleRequest(ports: RequestPorts, operation: Operation, r
       cache: cacheRead(caching, settings),
     },
     reply,
-  );
+  ).catch((error: unknown) => {
+    observeCaching(ports.cache, principal.tenantId, caching, null);
+    throw error;
+  });
   observeCaching(ports.cache, principal.tenantId, caching, admission);
   span?.addEvent(EVENT_ADMITTED, {
     [ATTR_GATEWAY_ADMISSION]: admission.action,

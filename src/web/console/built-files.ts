@@ -43,7 +43,7 @@ async function filesUnder(dir: string): Promise<string[]> {
   return entries.filter((entry) => entry.isFile()).map((entry) => relative(dir, join(entry.parentPath, entry.name)).split(sep).join('/'));
 }
 
-/** The build in `dir` by relative path (`index.html`, `assets/app-1a2b.js`); null when it has no index.html (not built). */
+/** The build in `dir` by relative path (`index.html`, `assets/app-1a2b.js`); null when it has no index.html, or not yet the assets it names (not built). */
 export async function readBuiltConsole(dir: string): Promise<ReadonlyMap<string, BuiltFile> | null> {
   const paths: string[] = await filesUnder(dir).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? [] : Promise.reject(error)));
   if (!paths.includes(INDEX_FILE)) return null;
@@ -53,5 +53,8 @@ export async function readBuiltConsole(dir: string): Promise<ReadonlyMap<string,
       return [path, { body: await readFile(join(dir, path)), contentType, immutable: path.startsWith(ASSETS_FOLDER) }];
     }),
   );
-  return new Map(files);
+  const build = new Map(files);
+  // A build still being written (index.html before the assets it names) is not a build yet: the plugin would keep it.
+  const named = [...(build.get(INDEX_FILE) as BuiltFile).body.toString('utf8').matchAll(/\/assets\/([^"'?#\s]+)/g)];
+  return named.every(([, name]) => build.has(`${ASSETS_FOLDER}${name}`)) ? build : null;
 }

@@ -181,8 +181,12 @@ describe('the response cache, read by the same call', () => {
     const value = await cacheAnswer('priced', Date.now());
     const policy = dayPolicy(1_000);
     const cache = { digest: 'priced', maxAgeMs: 60_000, priceMicros: 600 };
-    expect(await admission.admit(request({ policies: [policy], cache }))).toMatchObject({ action: 'cached', entry: value });
+    const hit = request({ policies: [policy], cache });
+    expect(await admission.admit(hit)).toMatchObject({ action: 'cached', entry: value });
     expect((await ledger.snapshot(tenant, [policy], false)).budgets[0]).toMatchObject({ spentMicros: 600, reservedMicros: 0 });
+    // The same request's call sent again (its reply lost, as ioredis resends after a reconnect): served, not charged again.
+    expect(await admission.admit(hit)).toMatchObject({ action: 'cached', entry: value });
+    expect((await ledger.snapshot(tenant, [policy], false)).budgets[0]).toMatchObject({ spentMicros: 600 });
     expect(await outstanding()).toBe(0);
     const refused = await admission.admit(request({ policies: [policy], cache }));
     expect(refused).toMatchObject({ action: 'refused', refusal: { reason: 'budget' }, cacheBytes: value.length });

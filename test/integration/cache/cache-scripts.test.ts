@@ -20,7 +20,14 @@ const lookUp = async (tenantId: string, digest: string, oldestMs = 0) =>
   (
     await admit(redis, {
       nowMs: Date.now(),
-      cache: { entry: keys.cacheEntry(tenantId, digest), sizes: keys.cacheIndex(tenantId).sizes, oldestMs, priceMicros: 0 },
+      cache: {
+        entry: keys.cacheEntry(tenantId, digest),
+        sizes: keys.cacheIndex(tenantId).sizes,
+        marker: keys.settled(tenantId, 'req'),
+        markerTtlMs: 60_000,
+        oldestMs,
+        priceMicros: 0,
+      },
     })
   ).cache;
 

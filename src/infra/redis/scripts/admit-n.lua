@@ -9,7 +9,9 @@
   claim, no reservation and no slot). Counters the budget needs and Redis lost → nothing
   written, the caller rebuilds them and calls again. A fresh answer with a price → the rate
   limits charged, then the budget refuses it (not returned) or its price is charged to every
-  window and the credit at once (it ends as it starts: nothing to reserve) and it is returned.
+  window and the credit at once (it ends as it starts: nothing to reserve), once per request
+  (the request's settlement marker, so that a call sent again after a lost reply does not
+  charge twice), and it is returned.
   A claim held by an earlier
   request (or by another body) → returned, the rate limits charged, nothing else written.
   The API key has as many requests in flight as it may → nothing written (its client retries
@@ -19,7 +21,7 @@
 
   KEYS, each group present only with its part, in this order:
     h  the cache entry (string "<stored at ms>:<answer>", cache-store-4.lua), the tenant's
-       cache sizes (hash, field '#total')
+       cache sizes (hash, field '#total'), the request's settlement marker (string)
     r  the tenant's rate hash: field 't' (the tenant) and 'k:<key id>' (one API key), each
        "<requests level> <tokens level> <at ms>"; both buckets of a scope are charged
        together, so they share one time
@@ -33,7 +35,7 @@
   ARGV[2]  the parts sent, in order: a string of h, r, c, b
   then, per part in that order:
     h  the oldest stored-at (ms) a hit may have: the request's max-age; the price of a hit
-       (integer micro-units, 0: none)
+       (integer micro-units, 0: none); the marker's lifetime (ms)
     r  window ms; the key's field; limits, then costs, of: key requests, key tokens,
        tenant requests, tenant tokens (units per window)
     c  fingerprint of the canonical body; request id; lifetime ms
@@ -70,7 +72,7 @@ end
 
 local hit, rate, claim, budget
 if string.find(parts, 'h', 1, true) then
-  hit = { entry = nextKey(), sizes = nextKey(), oldest = tonumber(nextArg()), price = nextArg() }
+  hit = { entry = nextKey(), sizes = nextKey(), marker = nextKey(), oldest = tonumber(nextArg()), price = nextArg(), markerTtl = nextArg() }
   hit.amount = tonumber(hit.price)
 end
 if string.find(parts, 'r', 1, true) then
@@ -102,6 +104,11 @@ if hit then
   local storedAt = entry and tonumber(string.match(entry, '^(%d+):'))
   cached = storedAt and storedAt >= hit.oldest or false
   cacheReply = { cached and entry, tonumber(redis.call('HGET', hit.sizes, '#total') or '0') }
+end
+-- The reply of a call that does not serve the entry: its size only.
+local function unserved()
+  if cacheReply == 0 then return 0 end
+  return { false, cacheReply[2] }
 end
 
 --[[
@@ -147,7 +154,7 @@ if rate then
     end
     return reply
   end
-  if admitted == 0 then return { replyOf(levels), 0, 0, cacheReply } end
+  if admitted == 0 then return { replyOf(levels), 0, 0, unserved() } end
   local charged = {}
   for i = 1, 4 do charged[i] = levels[i] + rate.costs[i] * rate.window end
   rateReply, unchargedReply = replyOf(charged), replyOf(levels)
@@ -178,7 +185,7 @@ if budget then
     held[i] = redis.call('HMGET', budget.counters[2 * i - 1], valueFields[i], 'reserved', field)
     if not held[i][1] then missing[#missing + 1] = i end
   end
-  if #missing > 1 then return { 0, 0, missing, cacheReply } end
+  if #missing > 1 then return { 0, 0, missing, unserved() } end
 end
 
 -- What others reserved on each counter (a repeated reserve replaces its own amount), as the
@@ -207,11 +214,15 @@ end
 if cached then
   chargeRate()
   if budget then
-    local refusal = refusalOf(hit.amount)
-    if refusal then return { rateReply, 0, refusal, { false, cacheReply[2] } } end
-    local slots = #budget.counters / 2
-    for i = 1, slots do
-      incr(budget.counters[2 * i - 1], valueFields[i], valueFields[i] == 'balance' and -hit.amount or hit.amount)
+    -- A marked request was charged by an earlier run of this call: it is served as then.
+    if redis.call('EXISTS', hit.marker) == 0 then
+      local refusal = refusalOf(hit.amount)
+      if refusal then return { rateReply, 0, refusal, unserved() } end
+      redis.call('SET', hit.marker, '1', 'PX', hit.markerTtl)
+      local slots = #budget.counters / 2
+      for i = 1, slots do
+        incr(budget.counters[2 * i - 1], valueFields[i], valueFields[i] == 'balance' and -hit.amount or hit.amount)
+      end
     end
   end
   return { rateReply, 0, 0, cacheReply }

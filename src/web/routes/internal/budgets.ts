@@ -36,7 +36,8 @@ function topUpJson(topUp: CreditTopUp) {
   return { object: 'credit.top_up', id: topUp.id, amount_micros: topUp.amountMicros, created_at: topUp.createdAt.toISOString() };
 }
 
-const Limit = (description: string) => Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: `${description}; null: the default.` });
+const Limit = (description: string, minimum = 0) =>
+  Type.Union([Type.Integer({ minimum }), Type.Null()], { description: `${description}; null: the default${minimum === 0 ? ', 0: no limit' : ''}.` });
 
 /** A tenant's plan on the wire (PUT and GET /internal/v1/tenants/{tenant}/plan). */
 export const PlanSchema = Type.Object({
@@ -46,7 +47,7 @@ export const PlanSchema = Type.Object({
   tokens_per_minute: Limit("The tenant's tokens a minute"),
   key_requests_per_minute: Limit("Each key's requests a minute"),
   key_tokens_per_minute: Limit("Each key's tokens a minute"),
-  max_queued: Limit('Requests queued or running at once'),
+  max_queued: Limit('Requests queued or running at once', 1),
   cache_hit_price_micros: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
     description: 'What each answer served by the response cache costs (micro-units), charged to the budgets and credit; null: nothing.',
   }),
