@@ -1,24 +1,25 @@
 /** A tenant's money and limits: credit top-ups and the plan's rate limits (operator only). */
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { ErrorAlert } from '../components/status.tsx';
 import { useLoad } from '../components/use-load.ts';
 import { formatMicros, parseDollars } from '../format.ts';
 import type { Tenant } from './tenants.tsx';
 
+// The smallest value each limit takes: 0 is "no limit" for the rates; a queue cap is at least 1.
 const PLAN_FIELDS = [
-  ['requests_per_minute', 'Requests per minute'],
-  ['tokens_per_minute', 'Tokens per minute'],
-  ['key_requests_per_minute', 'Requests per minute per key'],
-  ['key_tokens_per_minute', 'Tokens per minute per key'],
-  ['max_queued', 'Max queued requests'],
+  ['requests_per_minute', 'Requests per minute', 0],
+  ['tokens_per_minute', 'Tokens per minute', 0],
+  ['key_requests_per_minute', 'Requests per minute per key', 0],
+  ['key_tokens_per_minute', 'Tokens per minute per key', 0],
+  ['max_queued', 'Max queued requests', 1],
 ] as const;
 
 type PlanField = (typeof PLAN_FIELDS)[number][0];
 
 interface Account {
   credit: { balance_micros: number; reserved_micros: number } | null;
-  plan: Record<PlanField, number | null>;
+  plan: Record<PlanField, number | null> & { tenant: string };
 }
 
 /** The tenant's credit and plan as they are now; the plan's fields start from it. */
@@ -33,53 +34,6 @@ async function loadAccount(path: string, signal: AbortSignal): Promise<Account> 
 /** A tenant chosen from `tenants`: its credit balance, a top-up, and its plan's limits. */
 export function TenantAccount(props: { tenants: Tenant[] }) {
   const [tenant, setTenant] = useState(props.tenants[0]?.id ?? '');
-  const [amount, setAmount] = useState('');
-  const [plan, setPlan] = useState<Record<string, string>>({});
-  const [message, setMessage] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const path = `/internal/v1/tenants/${encodeURIComponent(tenant)}`;
-  const account = useLoad(
-    async (signal) => {
-      if (tenant === '') return null;
-      const loaded = await loadAccount(path, signal);
-      if (signal.aborted) return loaded;
-      setPlan(Object.fromEntries(PLAN_FIELDS.map(([field]) => [field, loaded.plan[field] === null ? '' : String(loaded.plan[field])])));
-      return loaded;
-    },
-    [tenant],
-  );
-  const credit = account.data?.credit;
-
-  const run = async (event: Event, action: () => Promise<string>) => {
-    event.preventDefault();
-    setError(null);
-    setMessage('');
-    try {
-      setMessage(await action());
-    } catch (failure) {
-      setError(failure);
-    }
-  };
-  const addCredit = async () => {
-    const micros = parseDollars(amount);
-    if (micros === null) throw new Error('The amount must be above 0.');
-    // The id makes a retried click count once (the API's idempotent top-up).
-    await api(`${path}/credits`, { method: 'POST', body: { amount_micros: micros, id: crypto.randomUUID() } });
-    setAmount('');
-    account.reload();
-    return `Added ${formatMicros(micros)} of credit to ${tenant}.`;
-  };
-  const setLimits = async () => {
-    // A blank field leaves that limit to the configured default; 0 means no limit.
-    const edited = Object.fromEntries(PLAN_FIELDS.map(([field]) => [field, plan[field]?.trim() ? Number(plan[field]) : null]));
-    // PUT replaces the whole plan: the fields this form does not show are sent back as they were read.
-    const { object: _object, tenant: _tenant, ...others } = (account.data?.plan ?? {}) as Record<string, unknown>;
-    const body = { ...others, ...edited };
-    await api(`${path}/plan`, { method: 'PUT', body });
-    account.reload();
-    return `Plan of ${tenant} set.`;
-  };
-
   return (
     <section aria-labelledby="account-title">
       <h2 id="account-title">Credits and plan</h2>
@@ -93,6 +47,68 @@ export function TenantAccount(props: { tenants: Tenant[] }) {
           ))}
         </select>
       </div>
+      {/* A new tenant is a new form: nothing read of the previous one can be shown, or sent, as this one's. */}
+      {tenant !== '' && <AccountForms key={tenant} tenant={tenant} />}
+    </section>
+  );
+}
+
+function AccountForms({ tenant }: { tenant: string }) {
+  const [amount, setAmount] = useState('');
+  const [busy, setBusy] = useState(false);
+  // One top-up's id, kept until it succeeds: a second click or a retry after an error counts once (the API's idempotent top-up).
+  const topUpId = useRef(crypto.randomUUID());
+  const [plan, setPlan] = useState<Record<string, string>>({});
+  const [message, setMessage] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const path = `/internal/v1/tenants/${encodeURIComponent(tenant)}`;
+  const account = useLoad(
+    async (signal) => {
+      const loaded = await loadAccount(path, signal);
+      if (signal.aborted) return loaded;
+      setPlan(Object.fromEntries(PLAN_FIELDS.map(([field]) => [field, loaded.plan[field] === null ? '' : String(loaded.plan[field])])));
+      return loaded;
+    },
+    [tenant],
+  );
+  const credit = account.data?.credit;
+  const ready = account.data !== undefined && !account.loading && account.error === null && !busy;
+
+  const run = async (event: Event, action: () => Promise<string>) => {
+    event.preventDefault();
+    setError(null);
+    setMessage('');
+    setBusy(true);
+    try {
+      setMessage(await action());
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const addCredit = async () => {
+    const micros = parseDollars(amount);
+    if (micros === null) throw new Error('The amount must be above 0.');
+    await api(`${path}/credits`, { method: 'POST', body: { amount_micros: micros, id: topUpId.current } });
+    topUpId.current = crypto.randomUUID();
+    setAmount('');
+    account.reload();
+    return `Added ${formatMicros(micros)} of credit to ${tenant}.`;
+  };
+  const setLimits = async () => {
+    // A blank field leaves that limit to the configured default; 0 means no limit.
+    const edited = Object.fromEntries(PLAN_FIELDS.map(([field]) => [field, plan[field]?.trim() ? Number(plan[field]) : null]));
+    // PUT replaces the whole plan: the fields this form does not show are sent back as they were read.
+    const { object: _object, tenant: _tenant, ...others } = (account.data as Account).plan as Record<string, unknown>;
+    const body = { ...others, ...edited };
+    await api(`${path}/plan`, { method: 'PUT', body });
+    account.reload();
+    return `Plan of ${tenant} set.`;
+  };
+
+  return (
+    <>
       <ErrorAlert error={account.error} />
       {account.data && (
         <p>
@@ -105,31 +121,31 @@ export function TenantAccount(props: { tenants: Tenant[] }) {
           <label for="credit-amount">Amount (USD)</label>
           <input id="credit-amount" type="number" min="0.000001" step="any" required value={amount} onInput={(e) => setAmount(e.currentTarget.value)} />
         </div>
-        <button type="submit" disabled={tenant === ''}>
+        <button type="submit" disabled={!ready}>
           Add credit
         </button>
       </form>
       <form class="stack" aria-label="Plan" onSubmit={(e) => void run(e, setLimits)}>
-        <p class="small muted">Plan limits: a blank field uses the gateway's default, 0 means no limit.</p>
-        {PLAN_FIELDS.map(([field, label]) => (
+        <p class="small muted">Plan limits: a blank field uses the gateway's default; 0 means no limit, except for the queue, which holds at least 1.</p>
+        {PLAN_FIELDS.map(([field, label, min]) => (
           <div key={field} class="stack">
             <label for={`plan-${field}`}>{label}</label>
             <input
               id={`plan-${field}`}
               type="number"
-              min="0"
+              min={min}
               step="1"
               value={plan[field] ?? ''}
               onInput={(e) => setPlan({ ...plan, [field]: e.currentTarget.value })}
             />
           </div>
         ))}
-        <button type="submit" disabled={tenant === ''}>
+        <button type="submit" disabled={!ready}>
           Set plan
         </button>
       </form>
       <p aria-live="polite">{message}</p>
       <ErrorAlert error={error} />
-    </section>
+    </>
   );
 }

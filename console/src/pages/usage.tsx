@@ -1,5 +1,5 @@
 /** Usage: sums by day, model or feature as charts, and the recent requests, downloadable as CSV. */
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { Page } from '../components/page.tsx';
 import { BarChart } from '../components/chart.tsx';
@@ -120,12 +120,16 @@ export function UsagePage() {
   );
   const records = [...(recent.data ?? []), ...more.records];
 
+  // The query a page of "Load more" belongs to: one that comes back after the period changed is dropped.
+  const current = useRef(query);
+  current.current = query;
   const loadMore = async () => {
+    const asked = query;
     try {
       const page = await api<{ data: UsageRecord[]; next_cursor: string | null }>('/v1/usage', { query: { ...range, limit: 100, cursor: more.cursor } });
-      setMore({ records: [...more.records, ...page.data], cursor: page.next_cursor, error: null });
+      if (current.current === asked) setMore({ records: [...more.records, ...page.data], cursor: page.next_cursor, error: null });
     } catch (error) {
-      setMore({ ...more, error });
+      if (current.current === asked) setMore({ ...more, error });
     }
   };
   const apply = (event: Event) => {
