@@ -26,6 +26,11 @@ import { call } from '../helpers/http.ts';
 
 let stack: ConsoleStack;
 
+/** The page's globals that the keyboard test reads (these tests are typed without the DOM's library). */
+interface BrowserGlobals {
+  document: { activeElement: ({ tagName: string } & object) | null };
+}
+
 /** What the operator's pages show, so that layout and accessibility are checked on tables with rows, not empty states. */
 async function seed(): Promise<void> {
   const { origin, keys } = stack;
@@ -204,4 +209,43 @@ describe('accessibility', () => {
     }
     expect(found).toEqual([]);
   }, 90_000);
+
+  it('works by keyboard alone: sign in, move to a page, create a key, and open and leave a confirmation', async () => {
+    const { page } = await stack.open();
+    await page.goto(`${stack.origin}/console/`);
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    /** Presses Tab until the focused element is the one `target` finds (at most `presses` times). */
+    const tabTo = async (target: ReturnType<Page['getByRole']>, presses = 40) => {
+      for (let i = 0; i < presses; i++) {
+        if (await target.evaluate((element) => element === (globalThis as unknown as BrowserGlobals).document.activeElement)) return;
+        await page.keyboard.press('Tab');
+      }
+      throw new Error(`Tab never reached ${target.toString()}`);
+    };
+    await tabTo(page.getByRole('textbox', { name: 'API key' }));
+    await page.keyboard.type(stack.keys.admin);
+    await page.keyboard.press('Enter');
+    await tabTo(nav(page).getByRole('link', { name: 'Keys', exact: true }));
+    await page.keyboard.press('Enter');
+    await pageReady(page, 'Keys');
+    // Navigation moves the focus to the page's heading, where a screen reader starts reading.
+    expect(await page.evaluate(() => (globalThis as unknown as BrowserGlobals).document.activeElement?.tagName)).toBe('H1');
+    await tabTo(page.getByRole('textbox', { name: 'Name', exact: true }));
+    await page.keyboard.type('typed-by-keyboard');
+    await tabTo(page.getByRole('button', { name: 'Create key' }));
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByLabel('New key secret').inputValue()).toMatch(/^gwk_/);
+    const row = page.getByRole('row').filter({ hasText: 'typed-by-keyboard' });
+    await tabTo(row.getByRole('button', { name: 'Revoke' }), 80);
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    // The dialog takes the focus (its safe choice first), and Escape leaves it without revoking.
+    expect(await dialog.evaluate((element) => element.contains((globalThis as unknown as BrowserGlobals).document.activeElement))).toBe(true);
+    await page.keyboard.press('Escape');
+    await expect.poll(() => dialog.count()).toBe(0);
+    const keys = await call(stack.origin, stack.keys.admin, 'GET', '/internal/v1/keys');
+    const typed = (keys.body.data as Array<{ name: string | null; revoked_at: string | null }>).find((key) => key.name === 'typed-by-keyboard');
+    expect(typed?.revoked_at).toBeNull();
+  });
 });
