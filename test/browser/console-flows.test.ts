@@ -286,4 +286,25 @@ describe('audit', () => {
     const result = page.getByRole('status').filter({ hasText: /^Chain / });
     await expect.poll(() => result.textContent(), { timeout: 10_000 }).toMatch(/^Chain verified/);
   });
+
+  it('reads a list longer than a page with "Load more", and a changed filter starts it again', async () => {
+    // More key.created events than the console's page of 100.
+    for (let i = 0; i < 105; i++) {
+      const created = await call(stack.origin, stack.keys.admin, 'POST', '/internal/v1/keys', { role: 'app', name: `paged-${i}` });
+      expect(created.status).toBe(201);
+    }
+    const { page } = await stack.open();
+    await signIn(page, stack.origin, stack.keys.admin);
+    await openConsolePage(page, stack.origin, consolePage('Audit'));
+    await page.getByLabel('Action').fill('key.created');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    const rows = page.getByRole('table', { name: 'Audit events' }).getByRole('row').filter({ hasText: 'key.created' });
+    await expect.poll(() => rows.count()).toBe(100);
+    await page.getByRole('button', { name: 'Load more' }).click();
+    await expect.poll(() => rows.count()).toBeGreaterThanOrEqual(105);
+    await expect.poll(() => page.getByRole('button', { name: 'Load more' }).count()).toBe(0);
+    await page.getByLabel('Action').fill('prompt.activated');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(() => rows.count()).toBe(0);
+  });
 });

@@ -4,7 +4,8 @@ import { api } from '../api.ts';
 import { Page } from '../components/page.tsx';
 import { Table, type Column } from '../components/table.tsx';
 import { ErrorAlert, Loading } from '../components/status.tsx';
-import { useLoad } from '../components/use-load.ts';
+import { usePaged, type ListPage } from '../components/use-paged.ts';
+import { LoadMore } from '../components/load-more.tsx';
 import { formatTime } from '../format.ts';
 import { useSession } from '../session.ts';
 
@@ -17,11 +18,6 @@ interface AuditEvent {
   outcome: string;
   request_id: string | null;
   created_at: string;
-}
-
-interface AuditPage {
-  data: AuditEvent[];
-  next_cursor: string | null;
 }
 
 interface Verification {
@@ -46,26 +42,9 @@ export function AuditPage() {
   const session = useSession();
   const [form, setForm] = useState({ action: '', since: '' });
   const [filter, setFilter] = useState(form);
-  const [more, setMore] = useState<{ events: AuditEvent[]; cursor: string | null; error: unknown }>({ events: [], cursor: null, error: null });
   const query = { action: filter.action.trim(), since: filter.since, limit: 100 };
-  const first = useLoad(
-    async (signal) => {
-      const page = await api<AuditPage>('/v1/audit', { query, signal });
-      setMore({ events: [], cursor: page.next_cursor, error: null });
-      return page.data;
-    },
-    [filter],
-  );
-  const events = [...(first.data ?? []), ...more.events];
-
-  const loadMore = async () => {
-    try {
-      const page = await api<AuditPage>('/v1/audit', { query: { ...query, cursor: more.cursor } });
-      setMore({ events: [...more.events, ...page.data], cursor: page.next_cursor, error: null });
-    } catch (error) {
-      setMore({ ...more, error });
-    }
-  };
+  const paged = usePaged((cursor, signal) => api<ListPage<AuditEvent>>('/v1/audit', { query: { ...query, cursor }, ...(signal ? { signal } : {}) }), [filter]);
+  const { first, rows: events } = paged;
   const apply = (event: Event) => {
     event.preventDefault();
     setFilter({ ...form });
@@ -92,12 +71,7 @@ export function AuditPage() {
         first.data && (
           <>
             <Table caption="Audit events" columns={COLUMNS} rows={events} rowKey={(e) => e.id} empty="No audit events match." />
-            <ErrorAlert error={more.error} />
-            {more.cursor && (
-              <button type="button" onClick={() => void loadMore()}>
-                Load more
-              </button>
-            )}
+            <LoadMore paged={paged} />
           </>
         )
       )}

@@ -1,11 +1,13 @@
 /** Usage: sums by day, model or feature as charts, and the recent requests, downloadable as CSV. */
-import { useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { Page } from '../components/page.tsx';
 import { BarChart } from '../components/chart.tsx';
 import { Table, type Column } from '../components/table.tsx';
 import { ErrorAlert, Loading } from '../components/status.tsx';
 import { useLoad } from '../components/use-load.ts';
+import { usePaged, type ListPage } from '../components/use-paged.ts';
+import { LoadMore } from '../components/load-more.tsx';
 import { formatCount, formatMicros, formatTime, utcDay } from '../format.ts';
 import { toCsv } from '../csv.ts';
 import { download } from '../download.ts';
@@ -107,31 +109,15 @@ function groupLabel(group: UsageGroup, groupBy: GroupBy): string {
 export function UsagePage() {
   const [form, setForm] = useState<Query>({ since: utcDay(6), until: utcDay(0), groupBy: 'day' });
   const [query, setQuery] = useState<Query>(form);
-  const [more, setMore] = useState<{ records: UsageRecord[]; cursor: string | null; error: unknown }>({ records: [], cursor: null, error: null });
   const range = { since: query.since, until: query.until };
   const groups = useLoad((signal) => api<{ data: UsageGroup[] }>('/v1/usage', { query: { ...range, group_by: query.groupBy }, signal }), [query]);
-  const recent = useLoad(
-    async (signal) => {
-      const page = await api<{ data: UsageRecord[]; next_cursor: string | null }>('/v1/usage', { query: { ...range, limit: 100 }, signal });
-      setMore({ records: [], cursor: page.next_cursor, error: null });
-      return page.data;
-    },
+  const paged = usePaged(
+    (cursor, signal) => api<ListPage<UsageRecord>>('/v1/usage', { query: { ...range, limit: 100, cursor }, ...(signal ? { signal } : {}) }),
     [query],
   );
-  const records = [...(recent.data ?? []), ...more.records];
+  const recent = paged.first;
+  const records = paged.rows;
 
-  // The query a page of "Load more" belongs to: one that comes back after the period changed is dropped.
-  const current = useRef(query);
-  current.current = query;
-  const loadMore = async () => {
-    const asked = query;
-    try {
-      const page = await api<{ data: UsageRecord[]; next_cursor: string | null }>('/v1/usage', { query: { ...range, limit: 100, cursor: more.cursor } });
-      if (current.current === asked) setMore({ records: [...more.records, ...page.data], cursor: page.next_cursor, error: null });
-    } catch (error) {
-      if (current.current === asked) setMore({ ...more, error });
-    }
-  };
   const apply = (event: Event) => {
     event.preventDefault();
     setQuery({ ...form });
@@ -192,12 +178,7 @@ export function UsagePage() {
                 <span class="small muted">{records.length} requests shown</span>
               </div>
               <Table caption="Recent requests" columns={COLUMNS} rows={records} rowKey={(r) => r.request_id} empty="No requests in this period." />
-              <ErrorAlert error={more.error} />
-              {more.cursor && (
-                <button type="button" onClick={() => void loadMore()}>
-                  Load more
-                </button>
-              )}
+              <LoadMore paged={paged} />
             </>
           )}
         </>
