@@ -5,11 +5,14 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { extname, join, relative, sep } from 'node:path';
+import { compressedForms, type Encoding } from './content-encoding.ts';
 
 /** One file of the build, ready to send. */
 export interface BuiltFile {
   body: Buffer;
   contentType: string;
+  /** The body compressed, in each encoding that makes it smaller. */
+  encoded: Partial<Record<Encoding, Buffer>>;
   /** Vite's hashed assets (assets/…) never change under their name; the rest (index.html) may at each build. */
   immutable: boolean;
 }
@@ -50,7 +53,8 @@ export async function readBuiltConsole(dir: string): Promise<ReadonlyMap<string,
   const files = await Promise.all(
     paths.map(async (path): Promise<[string, BuiltFile]> => {
       const contentType = CONTENT_TYPES[extname(path).toLowerCase()] ?? 'application/octet-stream';
-      return [path, { body: await readFile(join(dir, path)), contentType, immutable: path.startsWith(ASSETS_FOLDER) }];
+      const body = await readFile(join(dir, path));
+      return [path, { body, contentType, encoded: compressedForms(body, contentType), immutable: path.startsWith(ASSETS_FOLDER) }];
     }),
   );
   const build = new Map(files);

@@ -1,7 +1,8 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fileURLToPath } from 'node:url';
 import { RouteNotFoundError, ServiceUnavailableError } from '../../errors/gateway-error.ts';
 import { ASSETS_FOLDER, INDEX_FILE, readBuiltConsole, type BuiltFile } from '../console/built-files.ts';
+import { chooseEncoding } from '../console/content-encoding.ts';
 import { rejectOtherMethods } from './errors.ts';
 
 /** Where the console is served. */
@@ -16,11 +17,14 @@ const CONTENT_SECURITY_POLICY = "default-src 'self'; img-src 'self' data:; style
 // A path segment that would step out of, or stay on, its folder: refused, whatever the map holds.
 const DOT_SEGMENT = /^\.{1,2}$/;
 
-function send(reply: FastifyReply, file: BuiltFile): FastifyReply {
+function send(request: FastifyRequest, reply: FastifyReply, file: BuiltFile): FastifyReply {
+  const encoding = chooseEncoding(request.headers['accept-encoding'], file.encoded);
+  if (encoding) reply.header('content-encoding', encoding);
   return reply
     .header('content-type', file.contentType)
     .header('cache-control', file.immutable ? 'public, max-age=31536000, immutable' : 'no-cache')
-    .send(file.body);
+    .header('vary', 'accept-encoding')
+    .send(encoding ? file.encoded[encoding] : file.body);
 }
 
 /**
@@ -40,15 +44,15 @@ export async function consolePlugin(app: FastifyInstance, options: { dir: string
   app.addHook('onRequest', async (_request, reply) => {
     reply.header('content-security-policy', CONTENT_SECURITY_POLICY).header('x-content-type-options', 'nosniff');
   });
-  app.get('/', async (_request, reply) => send(reply, (await files()).get(INDEX_FILE) as BuiltFile));
+  app.get('/', async (request, reply) => send(request, reply, (await files()).get(INDEX_FILE) as BuiltFile));
   app.get<{ Params: { '*': string } }>('/*', async (request, reply) => {
     const path = request.params['*'];
     if (path.split(/[/\\]/).some((segment) => DOT_SEGMENT.test(segment))) throw new RouteNotFoundError(request.method, request.url);
     const build = await files();
     const file = build.get(path);
-    if (file) return send(reply, file);
+    if (file) return send(request, reply, file);
     if (path.startsWith(ASSETS_FOLDER)) throw new RouteNotFoundError(request.method, request.url);
-    return send(reply, build.get(INDEX_FILE) as BuiltFile);
+    return send(request, reply, build.get(INDEX_FILE) as BuiltFile);
   });
   rejectOtherMethods(app, '/', ['GET']);
   rejectOtherMethods(app, '/*', ['GET']);
