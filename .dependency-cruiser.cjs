@@ -29,10 +29,9 @@ module.exports = {
     {
       name: 'no-circular',
       severity: 'error',
-      comment:
-        'No import cycles at run time: a cycle makes load order matter and hides which module is the lower one. A cycle through an `import type` is allowed: the catalog type is made from the providers, whose adapters are typed by it.',
+      comment: 'No import cycles, of values or of types: a cycle makes load order matter and hides which module is the lower one.',
       from: {},
-      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+      to: { circular: true },
     },
     {
       name: 'web-not-to-worker',
@@ -81,20 +80,10 @@ module.exports = {
       severity: 'error',
       comment:
         'A provider translates and calls an upstream: it may import src/wire, src/errors, src/providers/* and npm packages, ' +
-        'not the processes, the operations, infra/ or domain/. One exception: the type of its catalog entry (ModelOf, ' +
-        "CatalogModel, type-only from src/domain/catalog/schema.ts), which the catalog computes from the providers' own descriptors.",
+        'not the processes, the operations, infra/ or domain/, not even for a type: the shape of its catalog entry is ' +
+        "the providers' own (src/providers/model.ts), and the catalog's schema is built from it.",
       from: { path: '^src/providers/' },
-      to: {
-        path: [WEB, WORKER, '^src/operations/', '^src/infra/', '^src/domain/'],
-        pathNot: '^src/domain/catalog/schema[.]ts$',
-      },
-    },
-    {
-      name: 'providers-catalog-types-only',
-      severity: 'error',
-      comment: 'A provider imports src/domain/catalog/schema.ts for types only (import type): the catalog is built from the providers, not the other way.',
-      from: { path: '^src/providers/' },
-      to: { path: '^src/domain/catalog/schema[.]ts$', dependencyTypesNot: ['type-only'] },
+      to: { path: [WEB, WORKER, '^src/operations/', '^src/infra/', '^src/domain/'] },
     },
     {
       name: 'provider-internals',

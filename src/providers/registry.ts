@@ -23,7 +23,7 @@ export interface ProviderRegistry {
 export function createProviderRegistry(options: UpstreamHttpOptions): ProviderRegistry {
   const context: AdapterContext = { http: createUpstreamHttp(options), headersTimeoutMs: options.headersTimeoutMs };
   // Each adapter is typed by its own provider's model and called only with that provider's targets.
-  const adapters = new Map(PROVIDERS.map((provider) => [provider.descriptor.name, provider.create(context) as ProviderAdapter]));
+  const adapters = new Map<string, ProviderAdapter>(PROVIDERS.map((provider) => [provider.descriptor.name, provider.create(context) as ProviderAdapter]));
   const adapterOf = (request: { target: ProviderRequest['target'] }) => adapters.get(request.target.provider) as ProviderAdapter;
   const nativeMessagesOf = (request: { target: ProviderRequest['target'] }) => {
     const { messages } = adapterOf(request);

@@ -1,13 +1,13 @@
 /** The provider seam: what the worker hands an adapter, and what an adapter gives back (OpenAI's chat format). */
-import type { CatalogModel } from '../domain/catalog/schema.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../wire/openai-chat.ts';
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../wire/openai-embeddings.ts';
 import type { MessagesRequest } from '../wire/anthropic-messages.ts';
 import type { ProviderDescriptor } from './descriptor.ts';
+import type { AnyModel } from './model.ts';
 import type { UpstreamHttp } from './shared/http.ts';
 
 /** Where and how to reach one upstream model, resolved from the catalog at startup. */
-export interface ProviderTarget<M extends CatalogModel = CatalogModel> {
+export interface ProviderTarget<M extends AnyModel = AnyModel> {
   /** The catalog alias the target serves. */
   alias: string;
   /** The deployment of the alias: its id in the catalog (the alias itself for an alias written as one target). */
@@ -21,7 +21,7 @@ export interface ProviderTarget<M extends CatalogModel = CatalogModel> {
 }
 
 /** One call to an upstream model. */
-export interface ProviderRequest<M extends CatalogModel = CatalogModel, Body = ChatRequest> {
+export interface ProviderRequest<M extends AnyModel = AnyModel, Body = ChatRequest> {
   target: ProviderTarget<M>;
   /**
    * The OpenAI request as the client sent it, minus `model` (and for chat `stream` and
@@ -37,7 +37,7 @@ export interface ProviderRequest<M extends CatalogModel = CatalogModel, Body = C
 }
 
 /** One provider kind's translation; the worker builds each once, at startup. */
-export interface ProviderAdapter<M extends CatalogModel = CatalogModel> {
+export interface ProviderAdapter<M extends AnyModel = AnyModel> {
   /** A non-streamed completion. Throws UpstreamError on any failure. */
   complete(request: ProviderRequest<M>): Promise<ChatCompletion>;
   /**
@@ -62,7 +62,7 @@ export interface ProviderAdapter<M extends CatalogModel = CatalogModel> {
 export type MessagesBody = Omit<MessagesRequest, 'model' | 'stream'>;
 
 /** One native Messages call: the body, and the `anthropic-beta` flags the client sent. */
-export type NativeMessagesRequest<M extends CatalogModel = CatalogModel> = ProviderRequest<M, MessagesBody> & { betas: readonly string[] };
+export type NativeMessagesRequest<M extends AnyModel = AnyModel> = ProviderRequest<M, MessagesBody> & { betas: readonly string[] };
 
 /** A message as the upstream answered it. */
 export type NativeMessage = Record<string, unknown> & { type: 'message'; content: unknown[] };
@@ -71,14 +71,14 @@ export type NativeMessage = Record<string, unknown> & { type: 'message'; content
 export type NativeEvent = Record<string, unknown> & { type: string };
 
 /** A provider that speaks Anthropic's Messages API itself. */
-export interface NativeMessagesAdapter<M extends CatalogModel = CatalogModel> {
+export interface NativeMessagesAdapter<M extends AnyModel = AnyModel> {
   complete(request: NativeMessagesRequest<M>): Promise<NativeMessage>;
   /** The events up to message_stop; an `event: error` and a stream cut short throw UpstreamError. */
   stream(request: NativeMessagesRequest<M>): AsyncIterable<NativeEvent>;
 }
 
 /** One embeddings call. */
-export type EmbedRequest<M extends CatalogModel = CatalogModel> = ProviderRequest<M, EmbeddingsRequest>;
+export type EmbedRequest<M extends AnyModel = AnyModel> = ProviderRequest<M, EmbeddingsRequest>;
 
 /** What every adapter is built with: the worker's one connection pool, and its upstream timeouts. */
 export interface AdapterContext {

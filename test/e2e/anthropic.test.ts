@@ -9,7 +9,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI, { type APIError } from 'openai';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
-import type { ModelOf, WrittenCatalog } from '../../src/domain/catalog/schema.ts';
+import type { WrittenCatalog } from '../../src/domain/catalog/schema.ts';
+import type { ModelOf } from '../../src/providers/model.ts';
+import type { anthropicDescriptor } from '../../src/providers/anthropic/descriptor.ts';
 import {
   ANTHROPIC_FIXTURE_MODEL,
   ANTHROPIC_FIXTURES_DIR,
@@ -22,7 +24,7 @@ import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processe
 import { apiFailure as failure, drain, fixtureNames, requestIdOf, usageRecordOf } from '../helpers/sdk-calls.ts';
 
 interface RequestFixture {
-  model?: Partial<ModelOf<'anthropic'>>;
+  model?: Partial<ModelOf<typeof anthropicDescriptor>>;
   stream: boolean;
   openai: Record<string, unknown>;
   upstream: Record<string, unknown>;

@@ -11,13 +11,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI, { type APIError } from 'openai';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
-import type { ModelOf, WrittenCatalog } from '../../src/domain/catalog/schema.ts';
+import type { WrittenCatalog } from '../../src/domain/catalog/schema.ts';
+import type { ModelOf } from '../../src/providers/model.ts';
+import type { geminiDescriptor } from '../../src/providers/gemini/descriptor.ts';
 import { GEMINI_FIXTURE_MODEL, GEMINI_FIXTURES_DIR, geminiErrorBody, startGeminiUpstream, type FakeGemini } from '../helpers/fake-gemini.ts';
 import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { apiFailure as failure, drain, fixtureNames, requestIdOf, usageRecordOf } from '../helpers/sdk-calls.ts';
 
 interface RequestFixture {
-  model?: Partial<ModelOf<'gemini'>>;
+  model?: Partial<ModelOf<typeof geminiDescriptor>>;
   stream: boolean;
   openai: Record<string, unknown>;
   upstream: Record<string, unknown>;

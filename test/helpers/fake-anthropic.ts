@@ -7,7 +7,8 @@
  */
 import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
-import type { ModelOf } from '../../src/domain/catalog/schema.ts';
+import type { ModelOf } from '../../src/providers/model.ts';
+import type { anthropicDescriptor } from '../../src/providers/anthropic/descriptor.ts';
 import type { AnthropicErrorBody, AnthropicErrorDetail } from '../../src/providers/anthropic/wire.ts';
 import type { AnthropicUsage } from '../../src/wire/anthropic-usage.ts';
 import { runStandalone, sendJson, sendStatus, sseEvent, startFakeServer, writeInPieces, type FakeServer, type RecordedRequest } from './fake-server.ts';
@@ -32,7 +33,7 @@ export interface FakeAnthropic extends FakeServer<AnthropicBehaviour> {
 }
 
 /** The catalog entry the fixtures assume (each fixture's `model` overrides are spread on top; tests set base_url). */
-export const ANTHROPIC_FIXTURE_MODEL: ModelOf<'anthropic'> = {
+export const ANTHROPIC_FIXTURE_MODEL: ModelOf<typeof anthropicDescriptor> = {
   provider: 'anthropic',
   upstream_model: 'claude-sonnet-test',
   api_key_env: 'ANTHROPIC_API_KEY',

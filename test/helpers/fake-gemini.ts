@@ -9,7 +9,8 @@
 import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import type { ModelOf } from '../../src/domain/catalog/schema.ts';
+import type { ModelOf } from '../../src/providers/model.ts';
+import type { geminiDescriptor } from '../../src/providers/gemini/descriptor.ts';
 import type { GeminiError, GeminiResponse, GeminiUsageMetadata } from '../../src/providers/gemini/wire.ts';
 import { isRecord } from '../../src/wire/json.ts';
 import { runStandalone, sendJson, sendStatus, startFakeServer, writeInPieces, type FakeServer, type RecordedRequest } from './fake-server.ts';
@@ -40,7 +41,7 @@ export interface FakeGemini extends FakeServer<GeminiBehaviour> {
 export const GEMINI_FIXTURES_DIR = fileURLToPath(new URL('../fixtures/gemini/', import.meta.url));
 
 /** The catalog entry the Gemini fixtures assume (a fixture's `model` is spread on top). */
-export const GEMINI_FIXTURE_MODEL: ModelOf<'gemini'> = {
+export const GEMINI_FIXTURE_MODEL: ModelOf<typeof geminiDescriptor> = {
   provider: 'gemini',
   upstream_model: 'gemini-test-flash',
   api_key_env: 'GEMINI_API_KEY',

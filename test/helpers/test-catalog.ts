@@ -1,11 +1,13 @@
 /** Catalogs for tests: every model served by a loopback fake upstream or the simulator. */
-import type { ModelOf, WrittenCatalog } from '../../src/domain/catalog/schema.ts';
+import type { WrittenCatalog } from '../../src/domain/catalog/schema.ts';
+import type { ModelOf } from '../../src/providers/model.ts';
+import type { openAiCompatibleDescriptor } from '../../src/providers/openai-compatible/descriptor.ts';
 
 // The suites on these models script runs of failures to test retries and fallbacks; a breaker
 // opened by one test would change the next. The breakers have catalogs of their own (test/e2e/deployment-pools.test.ts).
 const NO_BREAKER = { min_calls: 1_000_000 };
 
-function upstreamModel(baseUrl: string, overrides: Partial<ModelOf<'openai-compatible'>> = {}): ModelOf<'openai-compatible'> {
+function upstreamModel(baseUrl: string, overrides: Partial<ModelOf<typeof openAiCompatibleDescriptor>> = {}): ModelOf<typeof openAiCompatibleDescriptor> {
   return {
     breaker: NO_BREAKER,
     provider: 'openai-compatible',

@@ -1,6 +1,6 @@
 /** The adapter for Anthropic's Messages API: OpenAI chat in, Anthropic on the wire, OpenAI chat out; or Anthropic's Messages untranslated. */
 import { anthropicDescriptor } from './descriptor.ts';
-import type { ModelOf } from '../../domain/catalog/schema.ts';
+import type { ModelOf } from '../model.ts';
 import type { Provider, ProviderAdapter } from '../types.ts';
 import type { UpstreamHttp } from '../shared/http.ts';
 import { readJsonBody, sendUpstream, translateBody } from '../shared/send.ts';
@@ -11,7 +11,7 @@ import { translateStream } from './stream.ts';
 import { buildNativeCall, nativeEvents, parseNativeMessage } from './native.ts';
 
 /** Builds the adapter on the worker's shared connection pool. */
-export function createAnthropicAdapter(http: UpstreamHttp): ProviderAdapter<ModelOf<'anthropic'>> {
+export function createAnthropicAdapter(http: UpstreamHttp): ProviderAdapter<ModelOf<typeof anthropicDescriptor>> {
   return {
     async complete(req) {
       const body = await sendUpstream(http, buildAnthropicRequest(req.target, req.body, false), req, readAnthropicError);

@@ -4,7 +4,8 @@
  * sent, and the answer comes back as Anthropic sent it. Only what the gateway must know is read:
  * errors (in bodies and as `event: error`), and whether the stream ended with message_stop.
  */
-import type { ModelOf } from '../../domain/catalog/schema.ts';
+import type { ModelOf } from '../model.ts';
+import type { anthropicDescriptor } from './descriptor.ts';
 import { isRecord } from '../../wire/json.ts';
 import type { UpstreamCall } from '../shared/send.ts';
 import { iterSseJson } from '../shared/sse.ts';
@@ -13,7 +14,7 @@ import type { MessagesBody, NativeEvent, NativeMessage, ProviderTarget } from '.
 import { errorDetailOf, errorFromEvent } from './errors.ts';
 import { messagesAddress } from './request.ts';
 
-type Target = ProviderTarget<ModelOf<'anthropic'>>;
+type Target = ProviderTarget<ModelOf<typeof anthropicDescriptor>>;
 
 /** The call: the client's body with the upstream's model name, and the client's beta flags added to the catalog's. */
 export function buildNativeCall(target: Target, body: MessagesBody, betas: readonly string[], stream: boolean): UpstreamCall {

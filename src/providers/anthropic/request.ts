@@ -1,5 +1,6 @@
 /** OpenAI chat request → the HTTP call to Anthropic's `POST {base_url}/v1/messages`. */
-import type { ModelOf } from '../../domain/catalog/schema.ts';
+import type { ModelOf } from '../model.ts';
+import type { anthropicDescriptor } from './descriptor.ts';
 import { InvalidValueError, UnsupportedParameterError } from '../../errors/gateway-error.ts';
 import type { ChatRequest, Tool, ToolChoice } from '../../wire/openai-chat.ts';
 import type { UpstreamCall } from '../shared/send.ts';
@@ -9,7 +10,7 @@ import type { AnthropicEffort, AnthropicOutputConfig, AnthropicRequest, Anthropi
 import { reasoningEffortOf, type ReasoningEffort } from '../descriptor.ts';
 import { ANTHROPIC_BASE_URL } from './descriptor.ts';
 
-type Target = ProviderTarget<ModelOf<'anthropic'>>;
+type Target = ProviderTarget<ModelOf<typeof anthropicDescriptor>>;
 
 /** The API version every call is made against. */
 export const ANTHROPIC_VERSION = '2023-06-01';

@@ -1,5 +1,6 @@
 /** OpenAI embeddings ↔ Gemini's `batchEmbedContents`: one request per input text, one vector per request. */
-import type { ModelOf } from '../../domain/catalog/schema.ts';
+import type { ModelOf } from '../model.ts';
+import type { geminiDescriptor } from './descriptor.ts';
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../../wire/openai-embeddings.ts';
 import { embeddingsResponse } from '../shared/embeddings.ts';
 import { isRecord } from '../../wire/json.ts';
@@ -9,7 +10,7 @@ import type { ProviderTarget } from '../types.ts';
 import { errorFromPayload, geminiErrorOf } from './errors.ts';
 import { GEMINI_BASE_URL } from './descriptor.ts';
 
-type Target = ProviderTarget<ModelOf<'gemini'>>;
+type Target = ProviderTarget<ModelOf<typeof geminiDescriptor>>;
 
 /** The call; `texts` are the input's (the door refuses token arrays for Gemini). */
 export function buildGeminiEmbedCall(target: Target, body: EmbeddingsRequest, texts: readonly string[]): UpstreamCall {

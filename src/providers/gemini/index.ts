@@ -1,6 +1,6 @@
 /** The adapter for Google's Gemini API (generateContent / streamGenerateContent / batchEmbedContents), in OpenAI's formats. */
 import { geminiDescriptor } from './descriptor.ts';
-import type { ModelOf } from '../../domain/catalog/schema.ts';
+import type { ModelOf } from '../model.ts';
 import type { Provider, ProviderAdapter } from '../types.ts';
 import type { UpstreamHttp } from '../shared/http.ts';
 import { readJsonBody, sendUpstream, translateBody } from '../shared/send.ts';
@@ -12,7 +12,7 @@ import { buildGeminiEmbedCall, parseGeminiEmbeddings } from './embeddings.ts';
 import { inputTexts } from '../shared/embeddings.ts';
 
 /** Builds the adapter on the worker's shared connection pool. */
-export function createGeminiAdapter(http: UpstreamHttp): ProviderAdapter<ModelOf<'gemini'>> {
+export function createGeminiAdapter(http: UpstreamHttp): ProviderAdapter<ModelOf<typeof geminiDescriptor>> {
   return {
     async complete(req) {
       const body = await sendUpstream(http, buildGeminiCall(req.target, req.body, false), req, readGeminiError);

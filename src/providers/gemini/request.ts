@@ -1,5 +1,6 @@
 /** OpenAI chat request → the Gemini API call: `generateContent` or `streamGenerateContent?alt=sse`. */
-import type { ModelOf } from '../../domain/catalog/schema.ts';
+import type { ModelOf } from '../model.ts';
+import type { geminiDescriptor } from './descriptor.ts';
 import type { ChatRequest, ResponseFormat, Tool, ToolChoice } from '../../wire/openai-chat.ts';
 import type { UpstreamCall } from '../shared/send.ts';
 import type { ProviderTarget } from '../types.ts';
@@ -9,7 +10,7 @@ import type { GeminiFunctionDeclaration, GeminiGenerationConfig, GeminiRequest, 
 import { reasoningEffortOf, type ReasoningEffort } from '../descriptor.ts';
 import { GEMINI_BASE_URL } from './descriptor.ts';
 
-type Target = ProviderTarget<ModelOf<'gemini'>>;
+type Target = ProviderTarget<ModelOf<typeof geminiDescriptor>>;
 
 /** `thinkingBudget` for each reasoning effort (models with `thinking: 'budget'`, Gemini 2.5). */
 export const THINKING_BUDGETS: Readonly<Record<ReasoningEffort, number>> = { none: 0, minimal: 512, low: 1024, medium: 8192, high: 24576, xhigh: 32768 };

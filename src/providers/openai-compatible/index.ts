@@ -1,6 +1,6 @@
 /** The adapter for OpenAI and every OpenAI-compatible server (Azure OpenAI, vLLM, Ollama, Groq…). */
 import { openAiCompatibleDescriptor } from './descriptor.ts';
-import type { ModelOf } from '../../domain/catalog/schema.ts';
+import type { ModelOf } from '../model.ts';
 import type { Provider, ProviderAdapter } from '../types.ts';
 import type { UpstreamHttp } from '../shared/http.ts';
 import { readJsonBody, sendUpstream, translateBody } from '../shared/send.ts';
@@ -11,7 +11,7 @@ import { inputItems } from '../shared/embeddings.ts';
 import { translateStream } from './stream.ts';
 
 /** Builds the adapter on the worker's shared connection pool. */
-export function createOpenAiCompatibleAdapter(http: UpstreamHttp): ProviderAdapter<ModelOf<'openai-compatible'>> {
+export function createOpenAiCompatibleAdapter(http: UpstreamHttp): ProviderAdapter<ModelOf<typeof openAiCompatibleDescriptor>> {
   return {
     async complete(req) {
       const body = await sendUpstream(http, buildUpstreamRequest(req.target, req.body, false), req, readOpenAiError);

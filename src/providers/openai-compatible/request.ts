@@ -1,11 +1,12 @@
 /** OpenAI chat and embeddings requests → the upstream's HTTP call: OpenAI's own addressing, or Azure OpenAI's. */
-import type { ModelOf } from '../../domain/catalog/schema.ts';
+import type { ModelOf } from '../model.ts';
+import type { openAiCompatibleDescriptor } from './descriptor.ts';
 import type { ProviderTarget } from '../types.ts';
 import type { UpstreamCall } from '../shared/send.ts';
 import type { ChatRequest } from '../../wire/openai-chat.ts';
 import type { EmbeddingsRequest } from '../../wire/openai-embeddings.ts';
 
-type Target = ProviderTarget<ModelOf<'openai-compatible'>>;
+type Target = ProviderTarget<ModelOf<typeof openAiCompatibleDescriptor>>;
 
 /** The upstream body: the client's fields, with our model and stream settings on top. */
 export function buildUpstreamBody(target: Target, body: ChatRequest, stream: boolean): Record<string, unknown> {

@@ -6,7 +6,7 @@
 import { request, type Dispatcher } from 'undici';
 import type { UpstreamHttp } from './http.ts';
 import type { ProviderRequest } from '../types.ts';
-import type { CatalogModel } from '../../domain/catalog/schema.ts';
+import type { AnyModel } from '../model.ts';
 import { UpstreamError, type ErrorReader } from './upstream-error.ts';
 
 /** A response body as undici gives it. */
@@ -26,7 +26,7 @@ const ERROR_BODY_LIMIT_BYTES = 64 * 1024;
 export const RESPONSE_BODY_LIMIT_BYTES = 32 * 1024 * 1024;
 
 /** What a call is bounded by: the request's cancellation, what is left of its retry budget, and its model's own timeouts. */
-export type CallLimits = Pick<ProviderRequest, 'signal' | 'timeoutMs'> & { target: { model: Pick<CatalogModel, 'timeouts'> } };
+export type CallLimits = Pick<ProviderRequest, 'signal' | 'timeoutMs'> & { target: { model: Pick<AnyModel, 'timeouts'> } };
 
 /** A body's own limits, kept for translateBody: when its call was sent, and the model's token timeouts. */
 interface BodyLimits {

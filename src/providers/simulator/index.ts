@@ -1,5 +1,5 @@
 /** The built-in simulator provider: deterministic answers, configurable latency, token rate and faults. */
-import type { ModelOf } from '../../domain/catalog/schema.ts';
+import type { ModelOf } from '../model.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest, Usage } from '../../wire/openai-chat.ts';
 import type { EmbedRequest, Provider, ProviderAdapter, ProviderRequest } from '../types.ts';
 import type { EmbeddingsResponse } from '../../wire/openai-embeddings.ts';
@@ -10,7 +10,7 @@ import { DEFAULT_DIMENSIONS, simulatedVector } from './embeddings.ts';
 import { embeddingsResponse, inputItems, inputTokens } from '../shared/embeddings.ts';
 import { countPromptTokens } from '../shared/tokens.ts';
 
-type SimulatorRequest = ProviderRequest<ModelOf<'simulator'>>;
+type SimulatorRequest = ProviderRequest<ModelOf<typeof simulatorDescriptor>>;
 
 /** Knobs for tests and for the registry. */
 export interface SimulatorAdapterOptions {
@@ -36,7 +36,7 @@ const DEFAULT_COMPLETION_TOKENS = 64;
 const DEFAULT_HANG_TIMEOUT_MS = 60_000;
 
 /** Builds the simulator adapter; the same messages always give the same text, the same input the same vectors. */
-export function createSimulatorAdapter(adapterOptions: SimulatorAdapterOptions = {}): ProviderAdapter<ModelOf<'simulator'>> {
+export function createSimulatorAdapter(adapterOptions: SimulatorAdapterOptions = {}): ProviderAdapter<ModelOf<typeof simulatorDescriptor>> {
   const random = adapterOptions.random ?? Math.random;
   const hangTimeoutMs = adapterOptions.hangTimeoutMs ?? DEFAULT_HANG_TIMEOUT_MS;
 
@@ -88,7 +88,7 @@ export function createSimulatorAdapter(adapterOptions: SimulatorAdapterOptions =
     yield { ...chunk(plan, []), usage: plan.usage };
   }
 
-  async function embed(request: EmbedRequest<ModelOf<'simulator'>>): Promise<EmbeddingsResponse> {
+  async function embed(request: EmbedRequest<ModelOf<typeof simulatorDescriptor>>): Promise<EmbeddingsResponse> {
     const options = request.target.model.simulator ?? {};
     await beforeFirstToken({ options, fault: rollFault(options.fault, random) }, request, false);
     const items = inputItems(request.body.input);

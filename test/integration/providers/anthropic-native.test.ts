@@ -1,13 +1,14 @@
 /** Anthropic's Messages API untranslated (clients of the gateway's /v1/messages), against a loopback upstream. */
 import { describe, it, expect, beforeAll, beforeEach, afterAll } from 'vitest';
-import type { ModelOf } from '../../../src/domain/catalog/schema.ts';
+import type { ModelOf } from '../../../src/providers/model.ts';
+import type { anthropicDescriptor } from '../../../src/providers/anthropic/descriptor.ts';
 import { createAnthropicAdapter } from '../../../src/providers/anthropic/index.ts';
 import { createUpstreamHttp, type UpstreamHttp } from '../../../src/providers/shared/http.ts';
 import type { MessagesBody, NativeEvent, NativeMessagesAdapter, NativeMessagesRequest } from '../../../src/providers/types.ts';
 import { ANTHROPIC_FIXTURE_MODEL, readAnthropicFixture, startAnthropicUpstream, type FakeAnthropic } from '../../helpers/fake-anthropic.ts';
 import { collect, connectionsOfThreeStreams, failure, targetFor } from '../../helpers/provider-calls.ts';
 
-type Model = ModelOf<'anthropic'>;
+type Model = ModelOf<typeof anthropicDescriptor>;
 
 let fake: FakeAnthropic;
 const HTTP_OPTIONS = { connectTimeoutMs: 1000, headersTimeoutMs: 2000, bodyTimeoutMs: 2000, connections: 4 };

@@ -1,5 +1,6 @@
 import { describe, it, expect, beforeAll, beforeEach, afterAll } from 'vitest';
-import type { ModelOf } from '../../../src/domain/catalog/schema.ts';
+import type { ModelOf } from '../../../src/providers/model.ts';
+import type { anthropicDescriptor } from '../../../src/providers/anthropic/descriptor.ts';
 import { createAnthropicAdapter } from '../../../src/providers/anthropic/index.ts';
 import { createUpstreamHttp } from '../../../src/providers/shared/http.ts';
 import { RESPONSE_BODY_LIMIT_BYTES } from '../../../src/providers/shared/send.ts';
@@ -8,7 +9,7 @@ import type { ChatCompletionChunk, ChatRequest } from '../../../src/wire/openai-
 import { ANTHROPIC_FIXTURE_MODEL, readAnthropicFixture, startAnthropicUpstream, type FakeAnthropic } from '../../helpers/fake-anthropic.ts';
 import { collect, failure, connectionsOfThreeStreams, targetFor } from '../../helpers/provider-calls.ts';
 
-type Model = ModelOf<'anthropic'>;
+type Model = ModelOf<typeof anthropicDescriptor>;
 
 const messages: ChatRequest['messages'] = [
   { role: 'system', content: 'Be brief.' },

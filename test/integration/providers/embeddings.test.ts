@@ -1,6 +1,10 @@
 /** The embeddings of each provider that has them, against loopback upstreams speaking their real formats. */
 import { describe, it, expect, beforeAll, beforeEach, afterAll } from 'vitest';
-import type { CatalogModel, ModelOf } from '../../../src/domain/catalog/schema.ts';
+import type { CatalogModel } from '../../../src/domain/catalog/schema.ts';
+import type { ModelOf } from '../../../src/providers/model.ts';
+import type { geminiDescriptor } from '../../../src/providers/gemini/descriptor.ts';
+import type { openAiCompatibleDescriptor } from '../../../src/providers/openai-compatible/descriptor.ts';
+import type { simulatorDescriptor } from '../../../src/providers/simulator/descriptor.ts';
 import { createOpenAiCompatibleAdapter } from '../../../src/providers/openai-compatible/index.ts';
 import { createGeminiAdapter } from '../../../src/providers/gemini/index.ts';
 import { createSimulatorAdapter } from '../../../src/providers/simulator/index.ts';
@@ -47,7 +51,7 @@ afterAll(async () => {
 
 describe('openai-compatible', () => {
   const adapter = createOpenAiCompatibleAdapter(http);
-  const model = (overrides: Partial<ModelOf<'openai-compatible'>> = {}): ModelOf<'openai-compatible'> => ({
+  const model = (overrides: Partial<ModelOf<typeof openAiCompatibleDescriptor>> = {}): ModelOf<typeof openAiCompatibleDescriptor> => ({
     provider: 'openai-compatible',
     upstream_model: 'text-embedding-x',
     base_url: openai.url,
@@ -109,7 +113,7 @@ describe('openai-compatible', () => {
 
 describe('gemini', () => {
   const adapter = createGeminiAdapter(http);
-  const model = (): ModelOf<'gemini'> => ({ provider: 'gemini', upstream_model: 'gemini-embedding-x', base_url: gemini.url, ...EMBEDDING });
+  const model = (): ModelOf<typeof geminiDescriptor> => ({ provider: 'gemini', upstream_model: 'gemini-embedding-x', base_url: gemini.url, ...EMBEDDING });
 
   it('asks batchEmbedContents for one vector per text, in OpenAI’s encoding', async () => {
     const response = await embed(adapter, model(), { input: ['one two', 'three'], dimensions: 2, encoding_format: 'base64' });
@@ -138,7 +142,7 @@ describe('gemini', () => {
 
 describe('simulator', () => {
   const adapter = createSimulatorAdapter();
-  const model: ModelOf<'simulator'> = { provider: 'simulator', upstream_model: 'sim-embed', ...EMBEDDING, simulator: { dimensions: 6 } };
+  const model: ModelOf<typeof simulatorDescriptor> = { provider: 'simulator', upstream_model: 'sim-embed', ...EMBEDDING, simulator: { dimensions: 6 } };
 
   it('gives each input a deterministic unit vector, float or base64, and counts its tokens', async () => {
     const floats = await embed(adapter, model, { input: ['same', 'other', 'same'] });

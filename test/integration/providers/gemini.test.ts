@@ -2,7 +2,8 @@ import { describe, it, expect, beforeAll, beforeEach, afterAll } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ModelOf } from '../../../src/domain/catalog/schema.ts';
+import type { ModelOf } from '../../../src/providers/model.ts';
+import type { geminiDescriptor } from '../../../src/providers/gemini/descriptor.ts';
 import { GatewayError } from '../../../src/errors/gateway-error.ts';
 import { createGeminiAdapter } from '../../../src/providers/gemini/index.ts';
 import { RESPONSE_BODY_LIMIT_BYTES } from '../../../src/providers/shared/send.ts';
@@ -12,7 +13,7 @@ import type { ChatCompletionChunk, ChatRequest } from '../../../src/wire/openai-
 import { GEMINI_FIXTURES_DIR, GEMINI_FIXTURE_MODEL, startGeminiUpstream, type FakeGemini } from '../../helpers/fake-gemini.ts';
 import { collect, failure, connectionsOfThreeStreams, targetFor } from '../../helpers/provider-calls.ts';
 
-type Model = ModelOf<'gemini'>;
+type Model = ModelOf<typeof geminiDescriptor>;
 
 const messages: ChatRequest['messages'] = [
   { role: 'system', content: 'Be brief.' },

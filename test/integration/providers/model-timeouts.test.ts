@@ -1,6 +1,7 @@
 /** A model's own timeouts (catalog `timeouts`) on real calls to a loopback fake upstream, through the OpenAI-compatible adapter. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { ModelOf } from '../../../src/domain/catalog/schema.ts';
+import type { ModelOf } from '../../../src/providers/model.ts';
+import type { openAiCompatibleDescriptor } from '../../../src/providers/openai-compatible/descriptor.ts';
 import { createOpenAiCompatibleAdapter } from '../../../src/providers/openai-compatible/index.ts';
 import { createUpstreamHttp } from '../../../src/providers/shared/http.ts';
 import type { ProviderRequest } from '../../../src/providers/types.ts';
@@ -9,7 +10,7 @@ import { connectTimeoutsOf, type TargetPool } from '../../../src/domain/catalog/
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.ts';
 import { MODEL_BASICS, collect, failure, targetFor } from '../../helpers/provider-calls.ts';
 
-type Model = ModelOf<'openai-compatible'>;
+type Model = ModelOf<typeof openAiCompatibleDescriptor>;
 let fake: FakeUpstream;
 // Generous global limits: every timeout below is the model's own.
 const http = createUpstreamHttp({ connectTimeoutMs: 5_000, headersTimeoutMs: 30_000, bodyTimeoutMs: 30_000, connections: 4 });

@@ -1,7 +1,8 @@
 import { describe, it, expect, beforeAll, beforeEach, afterAll } from 'vitest';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ModelOf } from '../../../src/domain/catalog/schema.ts';
+import type { ModelOf } from '../../../src/providers/model.ts';
+import type { openAiCompatibleDescriptor } from '../../../src/providers/openai-compatible/descriptor.ts';
 import { createOpenAiCompatibleAdapter } from '../../../src/providers/openai-compatible/index.ts';
 import { createUpstreamHttp } from '../../../src/providers/shared/http.ts';
 import type { ProviderRequest } from '../../../src/providers/types.ts';
@@ -16,7 +17,7 @@ let fake: FakeUpstream;
 const http = createUpstreamHttp({ connectTimeoutMs: 1000, headersTimeoutMs: HEADERS_TIMEOUT_MS, bodyTimeoutMs: 2000, connections: 4 });
 const adapter = createOpenAiCompatibleAdapter(http);
 
-type Model = ModelOf<'openai-compatible'>;
+type Model = ModelOf<typeof openAiCompatibleDescriptor>;
 
 function call(
   signal: AbortSignal = new AbortController().signal,

@@ -1,7 +1,8 @@
 import { describe, it, expect } from 'vitest';
 import { encode } from 'gpt-tokenizer';
 import { countPromptTokens } from '../../../src/providers/shared/tokens.ts';
-import type { ModelOf } from '../../../src/domain/catalog/schema.ts';
+import type { ModelOf } from '../../../src/providers/model.ts';
+import type { simulatorDescriptor } from '../../../src/providers/simulator/descriptor.ts';
 import type { SimulatorOptions } from '../../../src/providers/simulator/descriptor.ts';
 import { createSimulatorAdapter } from '../../../src/providers/simulator/index.ts';
 import type { ProviderRequest } from '../../../src/providers/types.ts';
@@ -13,7 +14,11 @@ const messages: ChatRequest['messages'] = [
   { role: 'user', content: [{ type: 'text', text: 'Tell me about gateways.' }] },
 ];
 
-function call(simulator: SimulatorOptions, body: ChatRequest = { messages }, signal = new AbortController().signal): ProviderRequest<ModelOf<'simulator'>> {
+function call(
+  simulator: SimulatorOptions,
+  body: ChatRequest = { messages },
+  signal = new AbortController().signal,
+): ProviderRequest<ModelOf<typeof simulatorDescriptor>> {
   return {
     target: targetFor({ provider: 'simulator', upstream_model: 'sim-model', ...MODEL_BASICS, simulator }, null, 'sim'),
     body,

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { BREAKER_STATES, type BreakerReply } from '../../../infra/redis/breaker-states.ts';
-import { MODEL_MODES, ROUTING_STRATEGIES, type CatalogFile, type Deployment, type Pool } from '../../../domain/catalog/schema.ts';
+import { MODEL_MODES } from '../../../providers/model.ts';
+import { ROUTING_STRATEGIES, type CatalogFile, type Deployment, type Pool } from '../../../domain/catalog/schema.ts';
 
 /** Each deployment's breaker now, in the order asked (circuit-breaker-1.lua's state in Redis, shared by every worker). */
 export type ReadCircuits = (deploymentIds: readonly string[]) => Promise<BreakerReply[]>;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type Anthropic from '@anthropic-ai/sdk';
 import { Value } from '@sinclair/typebox/value';
-import type { ModelOf } from '../../../../src/domain/catalog/schema.ts';
+import type { ModelOf } from '../../../../src/providers/model.ts';
+import type { anthropicDescriptor } from '../../../../src/providers/anthropic/descriptor.ts';
 import { parseMessage } from '../../../../src/providers/anthropic/response.ts';
 import { chatToMessage, stopReasonOf, usageOf } from '../../../../src/operations/messages/from-chat.ts';
 import { MessageSchema } from '../../../../src/wire/anthropic-messages.ts';
@@ -180,7 +181,7 @@ describe('usageOf', () => {
 });
 
 describe('the Anthropic adapter, then chatToMessage', () => {
-  const target = targetFor<ModelOf<'anthropic'>>(ANTHROPIC_FIXTURE_MODEL, 'sk-ant-test', 'claude-test');
+  const target = targetFor<ModelOf<typeof anthropicDescriptor>>(ANTHROPIC_FIXTURE_MODEL, 'sk-ant-test', 'claude-test');
 
   // The stop reasons chat has no counterpart for (pause_turn, stop_sequence, refusal…) do not survive the trip.
   it.each(['text', 'tool-use', 'tool-use-only', 'thinking-with-signature', 'thinking-tool-use', 'cache-usage', 'max-tokens'])(

@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import type Anthropic from '@anthropic-ai/sdk';
 import { Value } from '@sinclair/typebox/value';
-import type { ModelOf } from '../../../../src/domain/catalog/schema.ts';
+import type { ModelOf } from '../../../../src/providers/model.ts';
+import type { anthropicDescriptor } from '../../../../src/providers/anthropic/descriptor.ts';
 import { translateStream } from '../../../../src/providers/anthropic/stream.ts';
 import { isUpstreamError } from '../../../../src/providers/shared/upstream-error.ts';
 import { MessageStreamTranslator, chatToMessage } from '../../../../src/operations/messages/from-chat.ts';
@@ -325,7 +326,7 @@ describe('MessageStreamTranslator through the official SDK', () => {
   });
 
   describe('after the Anthropic adapter', () => {
-    const target = targetFor<ModelOf<'anthropic'>>(ANTHROPIC_FIXTURE_MODEL, 'sk-ant-test', 'claude-test');
+    const target = targetFor<ModelOf<typeof anthropicDescriptor>>(ANTHROPIC_FIXTURE_MODEL, 'sk-ant-test', 'claude-test');
 
     /** A recorded Anthropic stream, through the adapter to chat chunks and back through the translator. */
     async function roundTrip(sse: string): Promise<string> {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type Anthropic from '@anthropic-ai/sdk';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import type { ModelOf } from '../../../../src/domain/catalog/schema.ts';
+import type { ModelOf } from '../../../../src/providers/model.ts';
+import type { anthropicDescriptor } from '../../../../src/providers/anthropic/descriptor.ts';
 import { buildAnthropicBody } from '../../../../src/providers/anthropic/request.ts';
 import { messagesToChat } from '../../../../src/operations/messages/to-chat.ts';
 import { ChatRequestSchema, type ChatMessage } from '../../../../src/wire/openai-chat.ts';
@@ -470,7 +471,7 @@ describe('messagesToChat, then the Anthropic adapter', () => {
       },
     );
     const { chat } = messagesToChat(admitted(params));
-    const target = targetFor<ModelOf<'anthropic'>>({ ...ANTHROPIC_FIXTURE_MODEL, upstream_model: 'claude-test' }, 'sk-ant-test');
+    const target = targetFor<ModelOf<typeof anthropicDescriptor>>({ ...ANTHROPIC_FIXTURE_MODEL, upstream_model: 'claude-test' }, 'sk-ant-test');
     expect(buildAnthropicBody(target, chat, false)).toEqual(params);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { readdirSync } from 'node:fs';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import type { ModelOf } from '../../../../src/domain/catalog/schema.ts';
+import type { ModelOf } from '../../../../src/providers/model.ts';
 import { ChatCompletionRequestSchema } from '../../../../src/operations/chat/request-schema.ts';
 import { InvalidValueError, UnsupportedParameterError } from '../../../../src/errors/gateway-error.ts';
 import { anthropicDescriptor } from '../../../../src/providers/anthropic/descriptor.ts';
@@ -11,7 +11,7 @@ import { ANTHROPIC_FIXTURES_DIR, ANTHROPIC_FIXTURE_MODEL, readAnthropicFixture }
 import { targetFor } from '../../../helpers/provider-calls.ts';
 import { gatewayError as refusal } from '../../../helpers/gateway-errors.ts';
 
-type Model = ModelOf<'anthropic'>;
+type Model = ModelOf<typeof anthropicDescriptor>;
 
 interface RequestFixture {
   description: string;

@@ -1,7 +1,8 @@
 import { describe, it, expect } from 'vitest';
 import { readdirSync } from 'node:fs';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import type { ModelOf } from '../../../../src/domain/catalog/schema.ts';
+import type { ModelOf } from '../../../../src/providers/model.ts';
+import type { anthropicDescriptor } from '../../../../src/providers/anthropic/descriptor.ts';
 import { finishReasonOf, parseMessage } from '../../../../src/providers/anthropic/response.ts';
 import { usageOf } from '../../../../src/wire/anthropic-usage.ts';
 import { isUpstreamError, type UpstreamError } from '../../../../src/providers/shared/upstream-error.ts';
@@ -29,7 +30,7 @@ const CASES = readdirSync(new URL('responses/', ANTHROPIC_FIXTURES_DIR))
   .filter((file) => file.endsWith('.json'))
   .map((file) => file.slice(0, -'.json'.length))
   .sort();
-const target = targetFor<ModelOf<'anthropic'>>(ANTHROPIC_FIXTURE_MODEL, 'sk-ant-test', 'claude-test');
+const target = targetFor<ModelOf<typeof anthropicDescriptor>>(ANTHROPIC_FIXTURE_MODEL, 'sk-ant-test', 'claude-test');
 const completionChecker = TypeCompiler.Compile(ChatCompletionSchema);
 
 function fixture(name: string): ResponseFixture {

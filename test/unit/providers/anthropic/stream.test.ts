@@ -1,7 +1,8 @@
 import { describe, it, expect } from 'vitest';
 import { readdirSync } from 'node:fs';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import type { ModelOf } from '../../../../src/domain/catalog/schema.ts';
+import type { ModelOf } from '../../../../src/providers/model.ts';
+import type { anthropicDescriptor } from '../../../../src/providers/anthropic/descriptor.ts';
 import { translateStream } from '../../../../src/providers/anthropic/stream.ts';
 import { ChatCompletionChunkSchema, type ChatCompletionChunk } from '../../../../src/wire/openai-chat.ts';
 import { ANTHROPIC_FIXTURES_DIR, ANTHROPIC_FIXTURE_MODEL, readAnthropicFixture } from '../../../helpers/fake-anthropic.ts';
@@ -14,7 +15,7 @@ const CASES = readdirSync(new URL('streams/', ANTHROPIC_FIXTURES_DIR))
   .sort();
 // Every byte, pairs, triples, odd sizes cutting lines and UTF-8 characters, and the whole body at once.
 const PIECE_SIZES = [1, 2, 3, 7, 64, Number.POSITIVE_INFINITY];
-const target = targetFor<ModelOf<'anthropic'>>(ANTHROPIC_FIXTURE_MODEL, 'sk-ant-test', 'claude-test');
+const target = targetFor<ModelOf<typeof anthropicDescriptor>>(ANTHROPIC_FIXTURE_MODEL, 'sk-ant-test', 'claude-test');
 const chunkChecker = TypeCompiler.Compile(ChatCompletionChunkSchema);
 const encoder = new TextEncoder();
 

@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import type { ModelOf } from '../../../../src/domain/catalog/schema.ts';
+import type { ModelOf } from '../../../../src/providers/model.ts';
 import { providerCannotServe } from '../../../../src/operations/chat/provider-support.ts';
 import { ChatCompletionRequestSchema } from '../../../../src/operations/chat/request-schema.ts';
 import { geminiDescriptor } from '../../../../src/providers/gemini/descriptor.ts';
@@ -12,7 +12,7 @@ import { targetFor } from '../../../helpers/provider-calls.ts';
 import { gatewayError as refusal } from '../../../helpers/gateway-errors.ts';
 import type { ReasoningEffort } from '../../../../src/providers/descriptor.ts';
 
-type Model = ModelOf<'gemini'>;
+type Model = ModelOf<typeof geminiDescriptor>;
 
 interface RequestFixture {
   description: string;

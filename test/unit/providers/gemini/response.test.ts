@@ -1,6 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
-import type { ModelOf } from '../../../../src/domain/catalog/schema.ts';
+import type { ModelOf } from '../../../../src/providers/model.ts';
+import type { geminiDescriptor } from '../../../../src/providers/gemini/descriptor.ts';
 import { FINISH_REASONS } from '../../../../src/providers/gemini/output.ts';
 import { parseGeminiCompletion } from '../../../../src/providers/gemini/response.ts';
 import { isUpstreamError, type UpstreamError } from '../../../../src/providers/shared/upstream-error.ts';
@@ -13,7 +14,7 @@ const fixtures = readdirSync(DIR)
   .filter((file) => file.endsWith('.json'))
   .map((file) => [file.replace(/\.json$/, ''), JSON.parse(readFileSync(DIR + file, 'utf8')) as { upstream: unknown; completion: unknown }] as const);
 
-const target = targetFor<ModelOf<'gemini'>>(GEMINI_FIXTURE_MODEL, 'test-key');
+const target = targetFor<ModelOf<typeof geminiDescriptor>>(GEMINI_FIXTURE_MODEL, 'test-key');
 
 function parse(upstream: unknown): ChatCompletion {
   return parseGeminiCompletion(upstream, target);

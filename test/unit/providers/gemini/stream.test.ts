@@ -1,6 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
-import type { ModelOf } from '../../../../src/domain/catalog/schema.ts';
+import type { ModelOf } from '../../../../src/providers/model.ts';
+import type { geminiDescriptor } from '../../../../src/providers/gemini/descriptor.ts';
 import { translateGeminiStream } from '../../../../src/providers/gemini/stream.ts';
 import type { ChatCompletionChunk } from '../../../../src/wire/openai-chat.ts';
 import { GEMINI_FIXTURES_DIR, GEMINI_FIXTURE_MODEL, geminiSse } from '../../../helpers/fake-gemini.ts';
@@ -17,7 +18,7 @@ const FAILING: Readonly<Record<string, { kind: string; status: number | null }>>
 };
 const PIECES = [1, 2, 3, 7, 64, Number.POSITIVE_INFINITY];
 
-const target = targetFor<ModelOf<'gemini'>>(GEMINI_FIXTURE_MODEL, 'test-key');
+const target = targetFor<ModelOf<typeof geminiDescriptor>>(GEMINI_FIXTURE_MODEL, 'test-key');
 
 /** The bytes of `text` as an upstream body read in pieces of `size` bytes. */
 async function* pieces(text: string, size: number): AsyncGenerator<Uint8Array> {
