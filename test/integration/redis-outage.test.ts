@@ -1,4 +1,8 @@
-/** A Redis outage is a fast 503, never a hang: the web tier against a private redis-server that the test kills. */
+/**
+ * A Redis outage is a 503, never a hang: the web tier against a private redis-server that the test kills. How
+ * fast the 503 comes is a matter of load, not of behaviour; what must hold is that the request is refused
+ * rather than left to wait for a queue that cannot take it, so it is answered before the queue's deadline.
+ */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -20,6 +24,10 @@ let web: WebTier;
 let dir: string;
 let secret: string;
 
+// Far above a refusal's time on any machine, far below the test's own timeout: a request that waited for the queue
+// would be answered at this deadline, not before it.
+const QUEUE_DEADLINE_MS = 10_000;
+
 beforeAll(async () => {
   const port = await freePort();
   redisServer = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
@@ -31,7 +39,12 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'gw-outage-'));
   await writeFile(join(dir, 'catalog.json'), JSON.stringify(testCatalog('http://127.0.0.1:9/v1')));
   web = await startWebTier(
-    loadConfig({ REDIS_URL: `redis://127.0.0.1:${port}`, DATABASE_URL: database.url, CATALOG: join(dir, 'catalog.json') }),
+    loadConfig({
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+      DATABASE_URL: database.url,
+      CATALOG: join(dir, 'catalog.json'),
+      QUEUE_DEADLINE_MS: String(QUEUE_DEADLINE_MS),
+    }),
     pino({ level: 'silent' }),
   );
   await web.repository.migrate();
@@ -49,7 +62,7 @@ afterAll(async () => {
 });
 
 describe('Redis outage', () => {
-  it('completions answer 503 service_unavailable at once, and /readyz says not ready', async () => {
+  it('completions answer 503 service_unavailable before the queue deadline, and /readyz says not ready', async () => {
     redisServer.kill('SIGKILL');
     await once(redisServer, 'exit');
     const started = Date.now();
@@ -59,9 +72,11 @@ describe('Redis outage', () => {
       headers: { authorization: `Bearer ${secret}` },
       payload: { model: 'fake-gpt', messages: [{ role: 'user', content: 'hi' }] },
     });
-    expect(Date.now() - started).toBeLessThan(1000);
+    expect(Date.now() - started).toBeLessThan(QUEUE_DEADLINE_MS);
     expect(response.statusCode).toBe(503);
-    expect(response.json().error).toMatchObject({ code: 'service_unavailable', type: 'api_error' });
+    expect(response.headers['content-type']).toMatch(/^application\/json/);
+    expect(response.json().error).toMatchObject({ code: 'service_unavailable', type: 'api_error', param: null });
+    expect(response.json().error.request_id).toBe(response.headers['x-request-id']);
     expect(response.headers['retry-after']).toBe('1');
     const ready = await web.app.inject({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(503);
