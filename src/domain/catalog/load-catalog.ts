@@ -41,7 +41,7 @@ const PoolOutlineSchema = Type.Object(
   { additionalProperties: false },
 );
 
-/** The breaker's settings where the catalog is silent (docs/decisions.md, "Deployment pools and circuit breakers"). */
+/** The breaker's settings where the catalog is silent (docs/decisions/routing-pools-breakers.md). */
 export const BREAKER_DEFAULTS = { failure_rate: 0.5, min_calls: 10, window_s: 30, cooldown_s: 30 } as const;
 /** However often its probes fail, a deployment is tried again at least this often. */
 export const MAX_COOLDOWN_MS = 10 * 60_000;

@@ -187,7 +187,7 @@ export interface UsageRecord {
   customId: string | null;
   /** The deployment of `model` that answered (or was tried last): its catalog id, the alias for an alias of one target; null before any call. */
   deployment: string | null;
-  /** Answered from the gateway's response cache (docs/decisions.md, "The response cache"): no upstream call, no worker. */
+  /** Answered from the gateway's response cache (docs/decisions/response-cache.md): no upstream call, no worker. */
   cacheHit: boolean;
   createdAt: Date;
 }

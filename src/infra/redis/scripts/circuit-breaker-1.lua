@@ -1,6 +1,6 @@
 --[[
-  One deployment's circuit breaker and pause, shared by every worker (docs/decisions.md,
-  "Deployment pools and circuit breakers").
+  One deployment's circuit breaker and pause, shared by every worker
+  (docs/decisions/routing-pools-breakers.md).
 
   KEYS[1]  the deployment's hash: st (0 closed, 1 open, 2 half-open), until (ms the open state
            ends), cd (the cooldown it opened with, ms), ws (start of the current fixed window,

@@ -1,6 +1,6 @@
 --[[
-  One deployment's requests and tokens per minute, shared by every worker (docs/decisions.md,
-  "Deployment pools and circuit breakers"): GCRA, as admit-n.lua keeps a tenant's buckets. A
+  One deployment's requests and tokens per minute, shared by every worker
+  (docs/decisions/routing-pools-breakers.md): GCRA, as admit-n.lua keeps a tenant's buckets. A
   level is load in units × window-ms; one ms drains `limit` of it.
 
   KEYS[1]  the deployment's hash: r (requests level), t (tokens level), at (ms of both)

@@ -1,6 +1,6 @@
 --[[
   What every worker knows of an alias's deployments, for `least-busy` and `latency` routing
-  (docs/decisions.md, "Deployment pools and circuit breakers"): one field per deployment and
+  (docs/decisions/routing-pools-breakers.md): one field per deployment and
   worker, which only that worker writes.
 
   KEYS[1]  the alias's hash: field '<deployment>|<worker>' → '<in flight> <latency ms> <at ms>'
