@@ -59,7 +59,7 @@ export function createCliContext(repo: Repository, config: CliConfig): CliContex
       return {
         repository: repo,
         audit,
-        creditRedis: async (tenantId, amount) => (await ledger()).topUp(tenantId, amount),
+        creditRedis: async (tenantId, toppedUp, amount) => (await ledger()).topUp(tenantId, toppedUp, amount),
         invalidate: async (tenantId) => void (await (await connect(target)).publish(keys.settingsInvalidations, tenantId)),
       };
     },

@@ -97,7 +97,7 @@ async function adminServices(c: Connections, prompts: PromptCache, settings: Ten
   const budgetAdmin: BudgetAdminDeps = {
     repository: c.repository,
     audit: c.audit,
-    creditRedis: (tenantId, amount) => ledger.topUp(tenantId, amount),
+    creditRedis: (tenantId, toppedUp, amount) => ledger.topUp(tenantId, toppedUp, amount),
     invalidate: async (tenantId) => void (await c.commands.publish(c.keys.settingsInvalidations, tenantId)),
   };
   return { promptAdmin, budgetAdmin };

@@ -87,6 +87,26 @@ describe('budgets', () => {
     expect((await call(gateway.origin, admin, 'GET', '/v1/budgets')).body.credit).toEqual({ balance_micros: 1500 - 3 * 201, reserved_micros: 0 });
   });
 
+  it('credits a top-up once when it is sent twice at once while other top-ups land, on either web process', async () => {
+    const admin = await tenantAdmin('doubled');
+    const credits = '/internal/v1/tenants/doubled/credits';
+    expect((await call(gateway.origin, operator, 'POST', credits, { id: 'top_doubled_0', amount_micros: 1_000 })).status).toBe(201);
+    await eventually(async () => (await call(gateway.origin, admin, 'GET', '/v1/budgets')).body.credit?.balance_micros === 1_000, 5000, 'the live balance');
+    const origins = gateway.webs.map((web) => web.origin);
+    for (let round = 1; round <= 4; round++) {
+      const ids = Array.from({ length: 4 }, (_, i) => `top_doubled_${round}_${i}`);
+      const sent = ids.flatMap((id, i) =>
+        [0, 1].map((copy) => call(origins[(i + copy) % origins.length] as string, operator, 'POST', credits, { id, amount_micros: 1_000 })),
+      );
+      expect((await Promise.all(sent)).map((response) => response.status)).toEqual(Array(8).fill(201));
+      expect((await call(gateway.origin, admin, 'GET', '/v1/budgets')).body.credit, `round ${round}`).toEqual({
+        balance_micros: 1_000 + round * 4_000,
+        reserved_micros: 0,
+      });
+    }
+    expect(await gateway.repository.budgets.creditToppedUp('doubled')).toBe(17_000);
+  });
+
   it('refuses numbers past what the store and the counters hold with 400 naming the field, and a refused top-up moves no balance', async () => {
     const admin = await tenantAdmin('huge');
     expect((await call(gateway.origin, operator, 'POST', '/internal/v1/tenants/huge/credits', { amount_micros: 700 })).status).toBe(201);

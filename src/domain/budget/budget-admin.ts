@@ -47,8 +47,8 @@ export const PlanInputSchema = Type.Object(
 export interface BudgetAdminDeps {
   repository: Repository;
   audit: AuditSink;
-  /** Adds a top-up to the live Redis balance (when that counter exists). */
-  creditRedis(tenantId: string, amountMicros: number): Promise<void>;
+  /** Brings the live Redis balance (when that counter exists) up to the store's top-ups, after one of `amountMicros`. */
+  creditRedis(tenantId: string, toppedUpMicros: number, amountMicros: number): Promise<void>;
   invalidate(tenantId: string): Promise<void>;
 }
 
@@ -84,10 +84,11 @@ export async function deleteBudgetPolicy(deps: BudgetAdminDeps, tenantId: string
 /** Tops up the credit account (created by the first top-up), in the store and in Redis, audited. */
 export async function topUpCredits(deps: BudgetAdminDeps, tenantId: string, input: Static<typeof TopUpInputSchema>, by: Actor): Promise<CreditTopUp> {
   const id = input.id ?? `top_${ulid().toLowerCase()}`;
-  const existing = (await deps.repository.budgets.creditToppedUp(tenantId)) ?? 0;
   const topUp = await deps.repository.budgets.topUp({ id, tenantId, amountMicros: input.amount_micros, actor: by.actor });
-  // A retried top-up (same id) is stored once; only a new one may move the live balance.
-  if ((await deps.repository.budgets.creditToppedUp(tenantId)) !== existing) await deps.creditRedis(tenantId, topUp.amountMicros);
+  // A retried top-up (same id) is stored once. The live balance is brought up to the store's sum, read after the
+  // insert, rather than raised by this amount: a retry, or a call that sees another top-up's row, raises it once,
+  // and a retry after a failed Redis call completes what the first did not.
+  await deps.creditRedis(tenantId, (await deps.repository.budgets.creditToppedUp(tenantId)) ?? topUp.amountMicros, topUp.amountMicros);
   await record(deps, tenantId, by, 'credits.topped_up', topUp.id, { amount_micros: topUp.amountMicros });
   return topUp;
 }

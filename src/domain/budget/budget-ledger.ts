@@ -10,6 +10,7 @@ import {
   budgetPeek,
   budgetSeed,
   budgetSettle,
+  creditSeed,
   creditTopUp,
   type BudgetCounterKeys,
   type BudgetCounterValues,
@@ -223,10 +224,15 @@ export class BudgetLedger {
     return { budgets, credit: creditCounter ? { balanceMicros: last?.balance ?? 0, reservedMicros: last?.reserved ?? 0 } : null };
   }
 
-  /** Adds a top-up to the Redis balance if that counter exists (otherwise the next rebuild reads it from the store). */
-  async topUp(tenantId: string, amountMicros: number): Promise<void> {
+  /**
+   * Brings the Redis balance up to the store's top-ups, `toppedUpMicros` read after the top-up of `amountMicros`
+   * was stored, if that counter exists (otherwise the next rebuild reads them from the store). Idempotent: a top-up
+   * sent again, or seen by another's call first, raises the balance once.
+   */
+  async topUp(tenantId: string, toppedUpMicros: number, amountMicros: number): Promise<void> {
+    assertMicros(toppedUpMicros, 'toppedUpMicros');
     assertMicros(amountMicros, 'amountMicros');
-    await creditTopUp(this.#redis, this.#keys.credit(tenantId), amountMicros);
+    await creditTopUp(this.#redis, this.#keys.credit(tenantId), toppedUpMicros, amountMicros);
   }
 
   #inFlightKey(input: ReserveRequest): string | null {
@@ -266,12 +272,12 @@ export class BudgetLedger {
   async #seed(tenantId: string, counter: Counter, now: Date): Promise<void> {
     if (counter.kind === 'window') {
       const spent = await this.#spend.spentMicros(tenantId, counter.policy.feature, counter.start, counter.end);
-      await budgetSeed(this.#redis, counter.hash, 'spent', spent, keepMs(counter, now));
+      await budgetSeed(this.#redis, counter.hash, spent, keepMs(counter, now));
       return;
     }
     const [toppedUp, spent] = await Promise.all([this.#spend.creditToppedUp(tenantId), this.#spend.spentMicros(tenantId, null, EPOCH, now)]);
     // Credit enforcement was asked for: no account means nothing was topped up.
-    await budgetSeed(this.#redis, counter.hash, 'balance', (toppedUp ?? 0) - spent, 0);
+    await creditSeed(this.#redis, counter.hash, toppedUp ?? 0, spent);
   }
 }
 

@@ -342,12 +342,20 @@ export async function budgetPeek(redis: ScriptedRedis, counters: readonly Budget
   }));
 }
 
-/** Creates a lost counter from the store's figure unless it exists (keepMs 0: forever); true when this call created it. */
-export async function budgetSeed(redis: ScriptedRedis, hash: string, field: 'spent' | 'balance', valueMicros: number, keepMs: number): Promise<boolean> {
-  return (await redis.budgetSeed(hash, field, valueMicros, keepMs)) === 1;
+/** Creates a lost budget window's counter from the store's spend unless it exists (keepMs 0: forever); true when this call created it. */
+export async function budgetSeed(redis: ScriptedRedis, hash: string, spentMicros: number, keepMs: number): Promise<boolean> {
+  return (await redis.budgetSeed(hash, 'spent', spentMicros, keepMs)) === 1;
 }
 
-/** Raises the credit balance if its counter exists; true when it did. */
-export async function creditTopUp(redis: ScriptedRedis, hash: string, amountMicros: number): Promise<boolean> {
-  return (await redis.creditTopUp(hash, amountMicros)) === 1;
+/** Creates a lost credit account from the store's top-ups and spend unless it exists; true when this call created it. */
+export async function creditSeed(redis: ScriptedRedis, hash: string, toppedUpMicros: number, spentMicros: number): Promise<boolean> {
+  return (await redis.budgetSeed(hash, 'balance', toppedUpMicros - spentMicros, 0, toppedUpMicros)) === 1;
+}
+
+/**
+ * Brings the credit balance up to the store's sum of top-ups (read after this top-up was stored) if its counter
+ * exists; the micros it was raised by (0 when missing, or when another call had already brought it up).
+ */
+export async function creditTopUp(redis: ScriptedRedis, hash: string, toppedUpMicros: number, amountMicros: number): Promise<number> {
+  return Number(await redis.creditTopUp(hash, toppedUpMicros, amountMicros));
 }

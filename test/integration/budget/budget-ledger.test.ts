@@ -291,7 +291,7 @@ describe('credit', () => {
     spend.toppedUp = 5_000;
     const first = await reserved(3_000, [], true);
     expect(await reserve(3_000, [], { credit: true })).toEqual({ ok: false, reason: 'credit', balanceMicros: 2_000 });
-    await ledger.topUp(tenant, 2_000);
+    await ledger.topUp(tenant, 7_000, 2_000);
     expect(await reserve(3_000, [], { credit: true })).toMatchObject({ ok: true });
     await ledger.settle(tenant, first.requestId, first.keys, 2_500);
     expect((await ledger.snapshot(tenant, [], true)).credit).toEqual({ balanceMicros: 4_500, reservedMicros: 3_000 });
@@ -299,9 +299,27 @@ describe('credit', () => {
 
   it('a tenant without credit enforcement is not checked, and topUp creates no counter', async () => {
     expect(await reserve(1_000_000 * USD, [], { credit: false })).toMatchObject({ ok: true });
-    await ledger.topUp(tenant, 5_000);
+    await ledger.topUp(tenant, 5_000, 5_000);
     expect(await redis.exists(keys.credit(tenant))).toBe(0);
     expect((await ledger.snapshot(tenant, [], false)).credit).toBeNull();
+  });
+
+  it("raises the balance to the store's top-ups once, however often and in whatever order their calls come", async () => {
+    spend.toppedUp = 5_000;
+    const balance = async () => (await ledger.snapshot(tenant, [], true)).credit?.balanceMicros;
+    expect(await balance()).toBe(5_000);
+    // A top-up of 2,000 sent twice: both calls read the store's sum after the one insert.
+    await Promise.all([ledger.topUp(tenant, 7_000, 2_000), ledger.topUp(tenant, 7_000, 2_000)]);
+    expect(await balance()).toBe(7_000);
+    // Two top-ups of 1,000: the second's call read both rows and arrives first, the first's arrives late.
+    await ledger.topUp(tenant, 9_000, 1_000);
+    await ledger.topUp(tenant, 8_000, 1_000);
+    expect(await balance()).toBe(9_000);
+    // A counter rebuilt before it kept its top-ups' sum is raised by the amount, once, then kept exact.
+    await redis.hdel(keys.credit(tenant), 'topped_up');
+    await ledger.topUp(tenant, 10_000, 1_000);
+    await ledger.topUp(tenant, 10_000, 1_000);
+    expect(await balance()).toBe(10_000);
   });
 
   it('credit enforced with no account in the store means a zero balance', async () => {
