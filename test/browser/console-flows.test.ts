@@ -1,6 +1,6 @@
 /**
- * The console's tasks, done the way a person does them (issue 23): signing in, reading usage, managing keys and
- * budgets, rolling a prompt back, trying a prompt with a streamed answer, verifying the audit chain. Each task is
+ * The console's tasks, done the way a person does them (issue 23): signing in, reading usage, managing keys,
+ * budgets and webhook endpoints, rolling a prompt back, trying a prompt with a streamed answer, verifying the audit chain. Each task is
  * checked against the API as well as on screen: the console must change what the gateway does, not only show it.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -9,13 +9,15 @@ import type { Page } from 'playwright-core';
 import { meterReading, nav, openConsolePage, PAGES, signIn, startConsoleStack, TENANT, type ConsolePage, type ConsoleStack } from '../helpers/browser.ts';
 import { call, eventually } from '../helpers/http.ts';
 import { startJwksServer, type JwksServer } from '../helpers/jwks-server.ts';
+import { WEBHOOK_EVENT_TYPES } from '../../src/domain/webhooks/webhook-event.ts';
 
 let idp: JwksServer;
 let stack: ConsoleStack;
 
 beforeAll(async () => {
   idp = await startJwksServer();
-  stack = await startConsoleStack({ env: { JWT_ISSUERS: idp.issuer, JWKS_REFETCH_INTERVAL_MS: '0' } });
+  // Private URLs: the webhook endpoints registered here are on loopback.
+  stack = await startConsoleStack({ env: { JWT_ISSUERS: idp.issuer, JWKS_REFETCH_INTERVAL_MS: '0', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
 });
 
 afterEach(() => stack.finishTest());
@@ -166,6 +168,76 @@ describe('keys', () => {
     );
     expect(refused?.body.error).toMatchObject({ type: 'authentication_error', code: 'invalid_api_key' });
     expect((await complete(stack.keys.admin)).status).toBe(200);
+  });
+});
+
+describe('webhooks', () => {
+  it('registers an endpoint whose secret is shown once, changes its URL and events, rotates its secret and deletes it through the confirmation', async () => {
+    const { page } = await stack.open();
+    await signIn(page, stack.origin, stack.keys.admin);
+    await openConsolePage(page, stack.origin, consolePage('Async work'));
+    const create = page.getByRole('region', { name: 'New webhook endpoint' });
+    // The console keeps its own copy of the server's event types: they must be the same.
+    const choices = await create.getByRole('group', { name: 'Events' }).locator('label').allTextContents();
+    expect(choices.map((name) => name.trim())).toEqual([...WEBHOOK_EVENT_TYPES]);
+    const first = 'http://127.0.0.1:9/console-hook';
+    await create.getByLabel('URL', { exact: true }).fill(first);
+    await create.getByRole('checkbox', { name: 'response.completed' }).check();
+    await create.getByRole('checkbox', { name: 'batch.completed' }).check();
+    await create.getByRole('button', { name: 'Create endpoint' }).click();
+    const secretField = page.getByLabel('New endpoint secret', { exact: true });
+    await secretField.waitFor();
+    const secret = await secretField.inputValue();
+    expect(secret).toMatch(/^whsec_\S{20,}$/);
+    await create.getByText('shown once').waitFor();
+
+    const endpoints = page.getByRole('table', { name: 'Webhook endpoints' });
+    await endpoints.getByRole('row').filter({ hasText: first }).waitFor();
+    const listed = await call(stack.origin, stack.keys.admin, 'GET', '/internal/v1/webhooks');
+    const endpoint = listed.body.data.find((candidate: { url: string }) => candidate.url === first);
+    expect(endpoint).toMatchObject({ events: ['response.completed', 'batch.completed'], enabled: true });
+    expect(JSON.stringify(listed.body)).not.toContain(secret);
+    // Once: a reload of the page shows the endpoint, never its secret again.
+    await page.reload();
+    await endpoints.getByRole('row').filter({ hasText: first }).waitFor();
+    expect(await secretField.count()).toBe(0);
+
+    const second = 'http://127.0.0.1:9/console-hook-v2';
+    await endpoints.getByRole('row').filter({ hasText: first }).getByRole('button', { name: 'Edit' }).click();
+    const edit = page.getByRole('region', { name: 'Edit webhook endpoint' });
+    await edit.getByLabel('URL', { exact: true }).fill(second);
+    await edit.getByRole('checkbox', { name: 'batch.completed' }).uncheck();
+    await edit.getByRole('checkbox', { name: 'response.failed' }).check();
+    await edit.getByRole('checkbox', { name: 'Enabled' }).uncheck();
+    await edit.getByRole('button', { name: 'Save changes' }).click();
+    const row = endpoints.getByRole('row').filter({ hasText: second });
+    await expect.poll(() => row.textContent()).toContain('response.completed, response.failed');
+    expect(await row.getByRole('cell', { name: 'no', exact: true }).count()).toBe(1);
+    await edit.waitFor({ state: 'detached' });
+    // The closed form gives the focus back to the button that opened it.
+    const focused = (element: unknown) => element === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement;
+    expect(await row.getByRole('button', { name: 'Edit' }).evaluate(focused)).toBe(true);
+    expect((await call(stack.origin, stack.keys.admin, 'GET', '/internal/v1/webhooks')).body.data).toContainEqual(
+      expect.objectContaining({ id: endpoint.id, url: second, events: ['response.completed', 'response.failed'], enabled: false }),
+    );
+
+    await row.getByRole('button', { name: 'Rotate secret' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Rotate secret' }).click();
+    const rotated = page.getByLabel(`New secret of ${second}`, { exact: true });
+    await rotated.waitFor();
+    expect(await rotated.inputValue()).toMatch(/^whsec_/);
+    expect(await rotated.inputValue()).not.toBe(secret);
+
+    await row.getByRole('button', { name: 'Delete' }).click();
+    const dialog = page.getByRole('dialog');
+    expect(await dialog.getByRole('heading').textContent()).toBe(`Delete the webhook endpoint ${second}?`);
+    await dialog.getByRole('button', { name: 'Delete endpoint' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await row.waitFor({ state: 'detached' });
+    expect((await call(stack.origin, stack.keys.admin, 'GET', '/internal/v1/webhooks')).body.data).not.toContainEqual(
+      expect.objectContaining({ id: endpoint.id }),
+    );
+    expect((await call(stack.origin, stack.keys.admin, 'GET', `/internal/v1/webhooks/${endpoint.id}/deliveries`)).status).toBe(404);
   });
 });
 

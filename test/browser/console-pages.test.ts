@@ -23,6 +23,7 @@ import {
 } from '../helpers/browser.ts';
 import type { Page } from 'playwright-core';
 import { call } from '../helpers/http.ts';
+import { testCatalog } from '../helpers/test-catalog.ts';
 
 let stack: ConsoleStack;
 
@@ -30,6 +31,9 @@ let stack: ConsoleStack;
 interface BrowserGlobals {
   document: { activeElement: ({ tagName: string } & object) | null };
 }
+
+/** A loopback endpoint (WEBHOOK_ALLOW_PRIVATE_URLS) that nothing calls: no response ends in these tests. */
+const SEEDED_WEBHOOK = 'http://127.0.0.1:9/seeded-hook';
 
 /** What the operator's pages show, so that layout and accessibility are checked on tables with rows, not empty states. */
 async function seed(): Promise<void> {
@@ -52,10 +56,12 @@ async function seed(): Promise<void> {
   }
   const budget = await call(origin, keys.operator, 'POST', '/internal/v1/budgets', { window: 'month', limit_micros: 5_000_000 });
   expect(budget.status, JSON.stringify(budget.body)).toBe(201);
+  const webhook = await call(origin, keys.operator, 'POST', '/internal/v1/webhooks', { url: SEEDED_WEBHOOK, events: ['response.completed', 'batch.failed'] });
+  expect(webhook.status, JSON.stringify(webhook.body)).toBe(201);
 }
 
 beforeAll(async () => {
-  stack = await startConsoleStack();
+  stack = await startConsoleStack({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
   await seed();
 });
 
@@ -74,13 +80,19 @@ async function linkNames(page: Page): Promise<string[]> {
 
 /**
  * Opens a page as a person would see most of it: the Prompts page with a prompt selected (versions, diff, try-it
- * form). By URL, or with `via: 'nav'` by its link (no reload: what was injected into the document stays).
+ * form), Async work with a webhook endpoint's edit form open. By URL, or with `via: 'nav'` by its link (no reload:
+ * what was injected into the document stays).
  */
 async function showPage(page: Page, target: ConsolePage, via: 'url' | 'nav' = 'url'): Promise<void> {
   if (via === 'url') await openConsolePage(page, stack.origin, target);
   else {
     await nav(page).getByRole('link', { name: target.name, exact: true }).click();
     await pageReady(page, target.name);
+  }
+  if (target.path === 'async') {
+    const row = page.getByRole('table', { name: 'Webhook endpoints' }).getByRole('row').filter({ hasText: SEEDED_WEBHOOK });
+    await row.getByRole('button', { name: 'Edit' }).click();
+    await page.getByRole('heading', { name: 'Edit webhook endpoint' }).waitFor();
   }
   if (target.path !== 'prompts') return;
   await page
@@ -166,6 +178,29 @@ describe('roles', () => {
     await expect.poll(() => models.textContent()).toContain('closed');
     // Never a key or the name of its variable.
     expect(await page.locator('body').textContent()).not.toMatch(/api_key|API_KEY/);
+  });
+});
+
+describe('catalog', () => {
+  it('shows the tiers, each with its candidates in the order tried, linked to their models and with their circuits', async () => {
+    const { page } = await stack.open();
+    await signIn(page, stack.origin, stack.keys.operator);
+    await openConsolePage(page, stack.origin, PAGES.find((target) => target.path === 'catalog') as ConsolePage);
+    const tiers = page.getByRole('table', { name: 'Tiers' });
+    const written = Object.entries(testCatalog(stack.upstream.url).tiers);
+    expect(written.map(([name]) => name)).toEqual(['svc-flash', 'svc-standard', 'svc-pro']);
+    // A header row, then one per tier in the catalog's order.
+    await expect.poll(() => tiers.getByRole('row').count()).toBe(written.length + 1);
+    for (const [i, [name, candidates]] of written.entries()) {
+      const row = tiers.getByRole('row').nth(i + 1);
+      expect(await row.getByRole('cell').first().textContent()).toBe(name);
+      expect(await row.getByRole('listitem').getByRole('link').allTextContents()).toEqual(candidates);
+      for (const item of await row.getByRole('listitem').all()) expect(await item.textContent()).toMatch(/: circuit closed$/);
+    }
+    // A candidate leads to its model's row.
+    await tiers.getByRole('link', { name: 'fake-backup', exact: true }).click();
+    expect(new URL(page.url()).hash).toBe('#model-fake-backup');
+    expect(await page.getByRole('table', { name: 'Models' }).locator(':target').textContent()).toBe('fake-backup');
   });
 });
 

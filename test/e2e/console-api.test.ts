@@ -10,6 +10,7 @@ import { request as httpRequest } from 'node:http';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { startGateway, type GatewayUnderTest } from '../helpers/gateway-processes.ts';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { startJwksServer, type JwksServer } from '../helpers/jwks-server.ts';
@@ -30,6 +31,8 @@ let upstream: FakeUpstream;
 let idp: JwksServer;
 let gateway: GatewayUnderTest;
 let consoleDir: string;
+// Long enough to be worth compressing, as a real bundle is.
+const SCRIPT = 'export function greet(name){return `hello ${name}`}\n'.repeat(50);
 const acme = {} as Record<Role, string>;
 let operatorAdmin: string;
 const { redis: scripted } = scriptedTestRedis('console');
@@ -65,6 +68,20 @@ function rawGet(path: string): Promise<{ status: number; headers: Record<string,
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** A GET with the headers given and the body's bytes as they came: node:http decodes no content encoding. */
+function getBytes(path: string, headers: Record<string, string>): Promise<{ headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  const { hostname, port } = new URL(gateway.origin);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: hostname, port, path, method: 'GET', headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
     });
     req.on('error', reject);
     req.end();
@@ -251,6 +268,18 @@ describe('GET /internal/v1/catalog', () => {
       deployments: [{ id: 'sim-embed', weight: 1, circuit: 'closed' }],
     });
   });
+
+  it("lists the tiers in the catalog's order, each with its candidate aliases in the order they are tried", async () => {
+    const response = await call(gateway.origin, operatorAdmin, 'GET', '/internal/v1/catalog');
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(response.body.tiers).toEqual([
+      { name: 'svc-flash', candidates: ['fake-gpt'] },
+      { name: 'svc-standard', candidates: ['fake-gpt', 'fake-backup'] },
+      { name: 'svc-pro', candidates: ['fake-reasoning', 'fake-gpt'] },
+    ]);
+    const aliases = new Set(response.body.data.map((entry: { alias: string }) => entry.alias));
+    for (const tier of response.body.tiers) for (const candidate of tier.candidates) expect(aliases).toContain(candidate);
+  });
 });
 
 describe('GET /internal/v1/queues', () => {
@@ -352,7 +381,7 @@ describe('/console', () => {
     // A build being written: index.html before the script it names is no build yet (it would be kept as it is).
     await writeFile(join(consoleDir, 'index.html'), page);
     expect((await fetch(`${gateway.origin}/console/`)).status).toBe(503);
-    await writeFile(join(consoleDir, 'assets', 'app-1a2b3c.js'), 'console.log("console");');
+    await writeFile(join(consoleDir, 'assets', 'app-1a2b3c.js'), SCRIPT);
     await writeFile(join(consoleDir, 'assets', 'app-1a2b3c.css'), 'body{margin:0}');
     const get = async (path: string) => {
       const response = await fetch(`${gateway.origin}${path}`);
@@ -369,7 +398,7 @@ describe('/console', () => {
     }
     const script = await get('/console/assets/app-1a2b3c.js');
     expect(script.response.status).toBe(200);
-    expect(script.text).toBe('console.log("console");');
+    expect(script.text).toBe(SCRIPT);
     expect(script.response.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
     expect(script.response.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
     expect(script.response.headers.get('content-security-policy')).toBe(CSP);
@@ -380,6 +409,24 @@ describe('/console', () => {
     expect(JSON.parse(missing.text).error.code).toBe('not_found');
     const posted = await fetch(`${gateway.origin}/console/usage`, { method: 'POST' });
     expect(posted.status).toBe(405);
+  });
+
+  it('sends a text file in the encoding the request prefers, compressed once, with Vary: Accept-Encoding', async () => {
+    const path = '/console/assets/app-1a2b3c.js';
+    const plain = await getBytes(path, {});
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.headers.vary).toBe('accept-encoding');
+    expect(plain.body.toString()).toBe(SCRIPT);
+    const br = await getBytes(path, { 'accept-encoding': 'gzip, deflate, br, zstd' });
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(br.headers.vary).toBe('accept-encoding');
+    expect(br.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(brotliDecompressSync(br.body).toString()).toBe(SCRIPT);
+    expect(br.body.length).toBeLessThan(SCRIPT.length / 10);
+    const gzip = await getBytes(path, { 'accept-encoding': 'br;q=0, gzip' });
+    expect(gzip.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gzip.body).toString()).toBe(SCRIPT);
+    expect((await getBytes(path, { 'accept-encoding': 'identity' })).headers['content-encoding']).toBeUndefined();
   });
 
   it('never serves a file outside its folder, however the path is written', async () => {

@@ -1,5 +1,4 @@
-/** Async work: batches (OpenAI's and Anthropic's), webhook endpoints with their deliveries, and a stored response by id. */
-import { useState } from 'preact/hooks';
+/** Async work: batches (OpenAI's and Anthropic's), webhook endpoints (managed in webhooks.tsx), and a stored response by id. */
 import { api } from '../api.ts';
 import { Page } from '../components/page.tsx';
 import { Table, type Column } from '../components/table.tsx';
@@ -8,6 +7,8 @@ import { useLoad } from '../components/use-load.ts';
 import { formatTime } from '../format.ts';
 import { useSession, type Session } from '../session.ts';
 import { ResponseLookup } from './response-lookup.tsx';
+import { WebhookEndpoints } from './webhooks.tsx';
+import type { Webhook } from './webhook-types.ts';
 
 interface Batch {
   id: string;
@@ -22,25 +23,6 @@ interface MessageBatch {
   processing_status: string;
   created_at: string;
   request_counts: { processing: number; succeeded: number; errored: number; canceled: number; expired: number };
-}
-
-interface Webhook {
-  id: string;
-  url: string;
-  events: string[];
-  enabled: boolean;
-  created_at: string;
-}
-
-interface Delivery {
-  id: string;
-  event_type: string;
-  attempt: number;
-  status: string;
-  http_status: number | null;
-  latency_ms: number | null;
-  error: string | null;
-  created_at: string;
 }
 
 const BATCH_COLUMNS: Column<Batch>[] = [
@@ -60,16 +42,6 @@ const MESSAGE_BATCH_COLUMNS: Column<MessageBatch>[] = [
   { header: 'Succeeded', cell: (b) => b.request_counts.succeeded, numeric: true },
   { header: 'Errored', cell: (b) => b.request_counts.errored, numeric: true },
   { header: 'Created', cell: (b) => formatTime(b.created_at) },
-];
-
-const DELIVERY_COLUMNS: Column<Delivery>[] = [
-  { header: 'Time', cell: (d) => formatTime(d.created_at) },
-  { header: 'Event', cell: (d) => d.event_type },
-  { header: 'Attempt', cell: (d) => d.attempt, numeric: true },
-  { header: 'Status', cell: (d) => d.status },
-  { header: 'HTTP', cell: (d) => d.http_status ?? '—', numeric: true },
-  { header: 'Latency (ms)', cell: (d) => d.latency_ms ?? '—', numeric: true },
-  { header: 'Error', cell: (d) => d.error ?? '—', wrap: true },
 ];
 
 interface Lists {
@@ -98,22 +70,7 @@ async function loadLists(session: Session, signal: AbortSignal): Promise<Lists> 
 export function AsyncWorkPage() {
   const session = useSession();
   const lists = useLoad((signal) => loadLists(session, signal), [session]);
-  const [shown, setShown] = useState<Webhook | null>(null);
   const data = lists.data;
-  const webhookColumns: Column<Webhook>[] = [
-    { header: 'URL', cell: (w) => w.url },
-    { header: 'Events', cell: (w) => w.events.join(', ') || 'all' },
-    { header: 'Enabled', cell: (w) => (w.enabled ? 'yes' : 'no') },
-    { header: 'Created', cell: (w) => formatTime(w.created_at) },
-    {
-      header: 'Deliveries',
-      cell: (w) => (
-        <button type="button" aria-pressed={shown?.id === w.id} onClick={() => setShown(w)}>
-          Deliveries
-        </button>
-      ),
-    },
-  ];
   return (
     <Page title="Async work">
       <ErrorAlert error={lists.error ?? data?.error} />
@@ -122,30 +79,8 @@ export function AsyncWorkPage() {
       {data?.messageBatches && (
         <Table caption="Message batches" columns={MESSAGE_BATCH_COLUMNS} rows={data.messageBatches} rowKey={(b) => b.id} empty="No message batches." />
       )}
-      {data?.webhooks && (
-        <>
-          <Table caption="Webhook endpoints" columns={webhookColumns} rows={data.webhooks} rowKey={(w) => w.id} empty="No webhook endpoints." />
-          {shown && <Deliveries key={shown.id} webhook={shown} />}
-        </>
-      )}
+      {data?.webhooks && <WebhookEndpoints webhooks={data.webhooks} onChanged={lists.reload} />}
       {session.can('responses.create') && <ResponseLookup />}
     </Page>
-  );
-}
-
-function Deliveries({ webhook }: { webhook: Webhook }) {
-  const deliveries = useLoad(
-    (signal) => api<{ data: Delivery[] }>(`/internal/v1/webhooks/${encodeURIComponent(webhook.id)}/deliveries`, { query: { limit: 20 }, signal }),
-    [webhook.id],
-  );
-  return (
-    <section aria-label={`Deliveries to ${webhook.url}`}>
-      <p class="small muted">Deliveries to {webhook.url}</p>
-      <ErrorAlert error={deliveries.error} />
-      {deliveries.loading && !deliveries.data && <Loading />}
-      {deliveries.data && (
-        <Table caption="Recent deliveries" columns={DELIVERY_COLUMNS} rows={deliveries.data.data} rowKey={(d) => d.id} empty="No deliveries yet." />
-      )}
-    </section>
   );
 }

@@ -1,8 +1,9 @@
 /** API keys of the tenant: list, create (its secret shown once), revoke. */
-import { useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { Page } from '../components/page.tsx';
 import { ConfirmDialog } from '../components/dialog.tsx';
+import { SecretOnce } from '../components/secret-once.tsx';
 import { Table, type Column } from '../components/table.tsx';
 import { ErrorAlert, Loading } from '../components/status.tsx';
 import { useLoad } from '../components/use-load.ts';
@@ -82,10 +83,8 @@ export function KeysPage() {
 function CreateKey(props: { onCreated(): void }) {
   const [form, setForm] = useState({ name: '', role: 'developer' });
   const [secret, setSecret] = useState<string | null>(null);
-  const [copied, setCopied] = useState('');
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  const secretInput = useRef<HTMLInputElement>(null);
   const submit = async (event: Event) => {
     event.preventDefault();
     setBusy(true);
@@ -93,23 +92,12 @@ function CreateKey(props: { onCreated(): void }) {
     try {
       const created = await api<{ secret: string }>('/internal/v1/keys', { method: 'POST', body: { role: form.role, name: form.name.trim() || null } });
       setSecret(created.secret);
-      setCopied('');
       setForm({ ...form, name: '' });
       props.onCreated();
     } catch (failure) {
       setError(failure);
     } finally {
       setBusy(false);
-    }
-  };
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(secret ?? '');
-      setCopied('Copied.');
-    } catch {
-      // Without clipboard permission, select it so that the reader's own copy works.
-      secretInput.current?.select();
-      setCopied('Could not copy: the secret is selected, copy it with your keyboard.');
     }
   };
   return (
@@ -131,20 +119,8 @@ function CreateKey(props: { onCreated(): void }) {
         </button>
       </form>
       <ErrorAlert error={error} />
-      {secret && (
-        <div class="secret">
-          <label for="key-secret">New key secret</label>
-          <div class="row">
-            <input id="key-secret" ref={secretInput} readOnly value={secret} aria-describedby="key-secret-note" />
-            <button type="button" onClick={() => void copy()}>
-              Copy
-            </button>
-          </div>
-          <p id="key-secret-note" class="small">
-            This secret is shown once: copy it now, it cannot be read again. <span aria-live="polite">{copied}</span>
-          </p>
-        </div>
-      )}
+      {/* Keyed by the secret: a new key's field starts without the last one's "Copied." */}
+      {secret && <SecretOnce key={secret} id="key-secret" label="New key secret" secret={secret} />}
     </section>
   );
 }

@@ -2,14 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { BREAKER_STATES, type BreakerReply } from '../../../infra/redis/breaker-states.ts';
 import { MODEL_MODES } from '../../../providers/model.ts';
-import { ROUTING_STRATEGIES, type CatalogFile, type Deployment, type Pool } from '../../../domain/catalog/schema.ts';
+import { ROUTING_STRATEGIES, TIER_ALIASES, type CatalogFile, type Deployment, type Pool } from '../../../domain/catalog/schema.ts';
 
 /** Each deployment's breaker now, in the order asked (circuit-breaker-1.lua's state in Redis, shared by every worker). */
 export type ReadCircuits = (deploymentIds: readonly string[]) => Promise<BreakerReply[]>;
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
-/** GET /internal/v1/catalog's answer: every alias with its deployments and their breakers; never a key, nor a key's variable, nor a base URL. */
+/** GET /internal/v1/catalog's answer: every alias with its deployments and their breakers, and the tiers; never a key, nor a key's variable, nor a base URL. */
 export const CatalogAnswerSchema = Type.Object({
   object: Type.Literal('list'),
   data: Type.Array(
@@ -34,6 +34,13 @@ export const CatalogAnswerSchema = Type.Object({
         }),
       ),
     }),
+  ),
+  tiers: Type.Array(
+    Type.Object({
+      name: Type.Union(TIER_ALIASES.map((tier) => Type.Literal(tier))),
+      candidates: Type.Array(Type.String(), { description: 'Aliases of `data`, in the order a request to the tier tries them.' }),
+    }),
+    { description: "In the catalog file's order." },
   ),
 });
 
@@ -66,19 +73,22 @@ function entryJson(pool: Pool, breakers: BreakerReply[], now: number): CatalogEn
   };
 }
 
-/** The catalog's aliases with their deployments' breakers, read in one go. */
+/** The catalog's aliases with their deployments' breakers, read in one go, and its tiers. */
 async function catalogJson(catalog: CatalogFile, circuits: ReadCircuits): Promise<Static<typeof CatalogAnswerSchema>> {
   const pools = Object.values(catalog.pools);
   const breakers = await circuits(pools.flatMap((pool) => pool.deployments.map((deployment) => deployment.id)));
   const now = Date.now();
   let next = 0;
+  // The file's order, as `data` keeps the models'; the catalog's schema admits no key but the three tier names.
+  const tiers = Object.entries(catalog.tiers) as Array<[(typeof TIER_ALIASES)[number], string[]]>;
   return {
     object: 'list',
     data: pools.map((pool) => entryJson(pool, breakers.slice(next, (next += pool.deployments.length)), now)),
+    tiers: tiers.map(([name, candidates]) => ({ name, candidates: [...candidates] })),
   };
 }
 
-/** GET /internal/v1/catalog: the models the gateway serves and the state of their deployments (the operator tenant's admins). */
+/** GET /internal/v1/catalog: the models the gateway serves, the state of their deployments, and the tiers (the operator tenant's admins). */
 export async function internalCatalogRoutes(app: FastifyInstance, options: { catalog: CatalogFile; circuits: ReadCircuits }): Promise<void> {
   app.get('/catalog', { config: { permission: 'catalog.read' } }, async () => catalogJson(options.catalog, options.circuits));
 }
