@@ -1,5 +1,5 @@
 /**
- * Batches in spare capacity (issue 20): that a batch leaves interactive traffic alone, how fast it
+ * Batches in spare capacity: that a batch leaves interactive traffic alone, how fast it
  * runs when nothing else does, and that a 200 MB input file costs web and worker no memory to
  * speak of. One stack (a private redis-server, a fresh database, one web and one worker process,
  * every admission feature on; the models are the built-in simulator's):

@@ -1,5 +1,5 @@
 /**
- * The response cache's price and worth (issue 22), on one stack, interleaved: rounds of three
+ * The response cache's price and worth, on one stack, interleaved: rounds of three
  * closed-loop windows of JSON chat completions, each request's order changing per round.
  *
  *   bypass  a new body each request with `Cache-Control: no-store`: no look-up, no store, the path of a

@@ -1,5 +1,5 @@
 /**
- * The console's tasks, done the way a person does them (issue 23): signing in, reading usage, managing keys,
+ * The console's tasks, done the way a person does them: signing in, reading usage, managing keys,
  * budgets and webhook endpoints, rolling a prompt back, trying a prompt with a streamed answer, verifying the audit chain. Each task is
  * checked against the API as well as on screen: the console must change what the gateway does, not only show it.
  */

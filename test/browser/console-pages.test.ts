@@ -1,5 +1,5 @@
 /**
- * Every console page, as each role sees it (issue 23): what a developer, a tenant admin and an operator admin are
+ * Every console page, as each role sees it: what a developer, a tenant admin and an operator admin are
  * shown, and that the API refuses what the console hides; every page at phone width without sideways scrolling;
  * every page through axe-core; screenshots of every page at laptop and phone size (test-results/console/).
  */

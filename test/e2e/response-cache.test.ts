@@ -1,5 +1,5 @@
 /**
- * The exact-match response cache end to end (issue 22): the official openai SDK against real web
+ * The exact-match response cache end to end: the official openai SDK against real web
  * and worker processes and a loopback fake upstream. Hits replay exactly, JSON and streamed, and
  * each from the other; they cost no upstream call and no job; tenants never share; TTL, the cap,
  * Cache-Control's directives, the usage record, metrics, and the policy endpoint.
