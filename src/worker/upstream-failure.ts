@@ -7,6 +7,7 @@ import {
   RateLimitExceededError,
 } from '../errors/gateway-error.ts';
 import { isUpstreamError, type UpstreamError } from '../providers/shared/upstream-error.ts';
+import { unavailableError } from '../infra/unavailable.ts';
 
 /** What the mapping needs to know of the run besides the error. */
 export interface FailureContext {
@@ -25,7 +26,7 @@ export interface FailureContext {
  */
 export function toClientError(error: unknown, context: FailureContext): GatewayError {
   if (error instanceof GatewayError) return error;
-  if (!isUpstreamError(error)) return new InternalError(undefined, error);
+  if (!isUpstreamError(error)) return unavailableError(error) ?? new InternalError(undefined, error);
   const tries = context.attempts === 1 ? '1 attempt' : `${context.attempts} attempts`;
   switch (error.kind) {
     case 'timeout':

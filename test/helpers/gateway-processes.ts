@@ -148,6 +148,8 @@ export async function startGateway(options: {
   workers?: number;
   webs?: number;
   clusterNodes?: string;
+  /** The store's URL as the processes are given it (a proxy's, for a test that cuts it); the test's own repository uses the database directly. */
+  storeUrl?: (databaseUrl: string) => string;
 }): Promise<GatewayUnderTest> {
   const clusterNodes = options.clusterNodes ?? testClusterNodes();
   const database: TestDatabase = await createTestDatabase();
@@ -163,7 +165,7 @@ export async function startGateway(options: {
   const env: Record<string, string> = {
     ...redisEnv,
     REDIS_PREFIX: prefix,
-    DATABASE_URL: database.url,
+    DATABASE_URL: options.storeUrl ? options.storeUrl(database.url) : database.url,
     CATALOG: catalogPath,
     PORT: String(port),
     HOST: '127.0.0.1',

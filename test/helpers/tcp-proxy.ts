@@ -10,6 +10,11 @@ export interface TcpProxy {
   port: number;
   /** Drops every connection and refuses new ones (ECONNREFUSED). */
   cut(): Promise<void>;
+  /**
+   * Drops every connection and closes each new one as soon as it is accepted, as a server that goes away
+   * mid-handshake: a client reads its connection ending ("Connection terminated unexpectedly" for pg), not a refusal.
+   */
+  hangUp(): Promise<void>;
   /** Accepts connections again on the same port. */
   restore(): Promise<void>;
   close(): Promise<void>;
@@ -19,8 +24,17 @@ export interface TcpProxy {
 export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let server: Server;
+  let hangingUp = false;
   const listen = async (port: number) => {
     server = createServer((client) => {
+      if (hangingUp) {
+        // Tracked, so that the next stop destroys what the client has not closed itself.
+        sockets.add(client);
+        client.on('close', () => sockets.delete(client));
+        client.on('error', () => client.destroy());
+        client.end();
+        return;
+      }
       const upstream = connect(targetPort, '127.0.0.1');
       for (const socket of [client, upstream]) {
         sockets.add(socket);
@@ -41,7 +55,14 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
   return {
     port,
     cut: stop,
+    hangUp: async () => {
+      await stop();
+      hangingUp = true;
+      await listen(port);
+    },
     restore: async () => {
+      if (hangingUp) await stop();
+      hangingUp = false;
       await listen(port);
     },
     close: stop,

@@ -1,7 +1,8 @@
 import type { RedisClient } from '../redis/connections.ts';
 import type { RedisKeys } from '../redis/keys.ts';
 import { errorToPayload, isTerminal, parseEventLine } from './reply-events.ts';
-import { InternalError, ProviderTimeoutError } from '../../errors/gateway-error.ts';
+import { InternalError, type GatewayError, ProviderTimeoutError } from '../../errors/gateway-error.ts';
+import { unavailableError } from '../unavailable.ts';
 import { EventQueue, type Dispatch } from './event-queue.ts';
 
 /** How a follower reads another request's events. */
@@ -27,7 +28,7 @@ export function followEvents(commands: RedisClient, keys: RedisKeys, tenantId: s
   let next = afterSeq + 1;
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
-  const fail = (error: InternalError | ProviderTimeoutError) => {
+  const fail = (error: GatewayError) => {
     events.push({ seq: 0, type: 'error', payload: errorToPayload(error) });
     events.close();
   };
@@ -47,9 +48,11 @@ export function followEvents(commands: RedisClient, keys: RedisKeys, tenantId: s
       return events.close();
     }
     if (Date.now() > deadline) return fail(new ProviderTimeoutError(`The request did not finish within ${options.timeoutMs} ms.`));
-    if (!stopped) timer = setTimeout(() => void poll().catch(() => fail(new InternalError('Reading the stored response failed.'))), options.pollMs);
+    if (!stopped) timer = setTimeout(() => void poll().catch(readFailed), options.pollMs);
   };
-  void poll().catch(() => fail(new InternalError('Reading the stored response failed.')));
+  // Redis away while a stored response is read is a 503 to retry (the response is still there), anything else a 500.
+  const readFailed = (error: unknown) => fail(unavailableError(error) ?? new InternalError('Reading the stored response failed.'));
+  void poll().catch(readFailed);
   return {
     events,
     cancel: () => {

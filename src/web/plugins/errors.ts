@@ -15,11 +15,10 @@ import {
   MissingRequiredFieldError,
   RequestTooLargeError,
   RouteNotFoundError,
-  ServiceUnavailableError,
   UnsupportedMediaTypeError,
 } from '../../errors/gateway-error.ts';
 import { toAnthropicEnvelope, toEnvelope, toGatewayError } from '../../errors/to-envelope.ts';
-import { isRedisUnavailable } from '../../infra/redis/connections.ts';
+import { unavailableError } from '../../infra/unavailable.ts';
 import { newRequestId } from '../../infra/http/request-id.ts';
 import { discardBody } from './discard-body.ts';
 
@@ -72,6 +71,8 @@ function fromValidation(issue: ValidationIssue, context: string | undefined): Ga
 
 /** Maps anything Fastify or a handler threw to a GatewayError: the one mapping of the web tier. */
 export function fromFastifyError(error: FastifyError, request: FastifyRequest, bodyLimit: number): GatewayError {
+  // A failure wrapped on its way up is still a dependency away when that is what caused it.
+  if (error instanceof InternalError) return unavailableError(error.cause) ?? error;
   if (error instanceof GatewayError) return error;
   if (error.validation && error.validation.length > 0) return fromValidation(mostSpecific(error.validation), error.validationContext);
   switch (error.code) {
@@ -86,8 +87,9 @@ export function fromFastifyError(error: FastifyError, request: FastifyRequest, b
       return new UnsupportedMediaTypeError(request.headers['content-type'] ?? 'none');
   }
   if (error instanceof SyntaxError && error.statusCode === 400) return new InvalidJsonError();
-  // Fail closed, but say so: without Redis no limit, budget or key can be checked.
-  if (isRedisUnavailable(error)) return new ServiceUnavailableError('The gateway cannot reach its state store right now; retry shortly.', 1);
+  // Fail closed, but say so: without Redis no limit, budget or key can be checked, and without the store no tenant read.
+  const unavailable = unavailableError(error);
+  if (unavailable) return unavailable;
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
     return new GatewayError(error.statusCode, 'invalid_request_error', 'invalid_request', error.message);
   }

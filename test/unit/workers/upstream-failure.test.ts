@@ -31,3 +31,16 @@ describe('toClientError', () => {
     expect(toClientError(error, context)).toMatchObject({ status: 502, code: 'provider_failed', overloaded: false });
   });
 });
+
+describe('a failure of the gateway itself', () => {
+  it('is a 503 to retry when Redis or the store was away, and a 500 otherwise', () => {
+    const redisGone = toClientError(new Error("Stream isn't writeable and enableOfflineQueue options is false"), context);
+    expect(redisGone).toMatchObject({ status: 503, code: 'service_unavailable', retryAfterSeconds: 1 });
+    const storeGone = toClientError(new Error('Connection terminated unexpectedly'), context);
+    expect(storeGone).toMatchObject({ status: 503, code: 'service_unavailable' });
+    expect(toClientError(new TypeError("Cannot read properties of undefined (reading 'choices')"), context)).toMatchObject({
+      status: 500,
+      code: 'internal_error',
+    });
+  });
+});

@@ -1,5 +1,6 @@
 /** The PostgreSQL schema as an ordered list of migrations, applied once each and recorded. */
 import type { Pool, PoolClient } from 'pg';
+import { ignoreDroppedConnection } from './transaction.ts';
 
 /** One schema change; `version` orders them and is never reused. */
 export interface Migration {
@@ -429,6 +430,7 @@ async function applyMigration(client: PoolClient, migration: Migration): Promise
 /** Applies the migrations not yet recorded in schema_migrations, in order; safe to run concurrently. */
 export async function runMigrations(pool: Pool, migrations: readonly Migration[] = MIGRATIONS): Promise<void> {
   const client = await pool.connect();
+  client.on('error', ignoreDroppedConnection);
   try {
     // Two `release` processes may start together; the session lock makes the second wait, then find nothing to do.
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
@@ -447,6 +449,7 @@ export async function runMigrations(pool: Pool, migrations: readonly Migration[]
       () => true,
       () => false,
     );
+    client.off('error', ignoreDroppedConnection);
     // Destroying a client we could not unlock ends its session, which frees the lock.
     client.release(!unlocked);
   }
