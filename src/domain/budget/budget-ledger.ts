@@ -3,7 +3,7 @@
  * and the credit account in one script, settle the actual cost exactly once, and
  * rebuild lost counters from the store, so that losing Redis resets nobody's spend.
  */
-import type { BudgetPolicy } from '../../infra/store/repository.ts';
+import type { BudgetPolicy, SpentMicros } from '../../infra/store/repository.ts';
 import type { RedisKeys } from '../../infra/redis/keys.ts';
 import {
   admit,
@@ -17,7 +17,9 @@ import {
   type BudgetReserveReply,
   type ReservePart,
   type ScriptedRedis,
+  type SeedOutcome,
   type Settlement,
+  unseededRequests,
 } from '../../infra/redis/scripts.ts';
 import { windowEnd, windowStart } from './windows.ts';
 
@@ -27,11 +29,13 @@ const KEEP_AFTER_END_MS = DAY_MS;
 /** How long a settled request keeps its marker: BullMQ may run a job (a batch line) again after a crash, and a day covers any retry of it. */
 export const SETTLED_MARKER_TTL_MS = DAY_MS;
 const EPOCH = new Date(0);
+// A rebuild raced by requests settling into the counter reads again; past this many, the request that needed it fails.
+const SEED_ATTEMPTS = 5;
 
 /** What the durable store knows about a tenant's spend; counters are rebuilt from it. */
 export interface SpendSource {
-  /** Cost of the tenant's usage records in [since, until), of one feature or (null) all. */
-  spentMicros(tenantId: string, feature: string | null, since: Date, until: Date): Promise<number>;
+  /** Cost of the tenant's usage records in [since, until), of one feature or (null) all, and which of the requests `among` it counts. */
+  spentMicros(tenantId: string, feature: string | null, since: Date, until: Date, among: readonly string[]): Promise<SpentMicros>;
   /** Sum of the tenant's credit top-ups, or null when it has no credit account. */
   creditToppedUp(tenantId: string): Promise<number | null>;
 }
@@ -268,16 +272,26 @@ export class BudgetLedger {
     );
   }
 
-  // Only creates a counter that is still missing: the first rebuild of any process wins.
+  // Only creates a counter that is still missing: the first rebuild of any process wins. Requests that settled into
+  // it while it was missing are read first, then the store's figure with those of them it counts (settle.inc.lua);
+  // one that settled in between is not known to be counted or not, and the rebuild reads again.
   async #seed(tenantId: string, counter: Counter, now: Date): Promise<void> {
-    if (counter.kind === 'window') {
-      const spent = await this.#spend.spentMicros(tenantId, counter.policy.feature, counter.start, counter.end);
-      await budgetSeed(this.#redis, counter.hash, spent, keepMs(counter, now));
-      return;
+    for (let attempt = 1; attempt <= SEED_ATTEMPTS; attempt++) {
+      const read = unseededRequests(await this.#redis.hkeys(counter.hash));
+      if ((await this.#seedOnce(tenantId, counter, now, read)) !== 'retry') return;
     }
-    const [toppedUp, spent] = await Promise.all([this.#spend.creditToppedUp(tenantId), this.#spend.spentMicros(tenantId, null, EPOCH, now)]);
+    throw new Error(`The budget counter ${counter.hash} kept changing while it was rebuilt (${SEED_ATTEMPTS} attempts).`);
+  }
+
+  async #seedOnce(tenantId: string, counter: Counter, now: Date, read: string[]): Promise<SeedOutcome> {
+    if (counter.kind === 'window') {
+      const spent = await this.#spend.spentMicros(tenantId, counter.policy.feature, counter.start, counter.end, read);
+      return budgetSeed(this.#redis, counter.hash, { micros: spent.micros, read, counted: spent.counted }, keepMs(counter, now));
+    }
+    const [toppedUp, spent] = await Promise.all([this.#spend.creditToppedUp(tenantId), this.#spend.spentMicros(tenantId, null, EPOCH, now, read)]);
     // Credit enforcement was asked for: no account means nothing was topped up.
-    await creditSeed(this.#redis, counter.hash, toppedUp ?? 0, spent);
+    const balance = (toppedUp ?? 0) - spent.micros;
+    return creditSeed(this.#redis, counter.hash, { micros: balance, read, counted: spent.counted }, toppedUp ?? 0);
   }
 }
 

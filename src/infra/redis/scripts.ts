@@ -342,14 +342,43 @@ export async function budgetPeek(redis: ScriptedRedis, counters: readonly Budget
   }));
 }
 
-/** Creates a lost budget window's counter from the store's spend unless it exists (keepMs 0: forever); true when this call created it. */
-export async function budgetSeed(redis: ScriptedRedis, hash: string, spentMicros: number, keepMs: number): Promise<boolean> {
-  return (await redis.budgetSeed(hash, 'spent', spentMicros, keepMs)) === 1;
+/** The store's figure for a lost counter, with the requests that settled into it while it was missing (`read`) and those of them the figure counts. */
+export interface StoreFigure {
+  micros: number;
+  read: readonly string[];
+  counted: readonly string[];
 }
 
-/** Creates a lost credit account from the store's top-ups and spend unless it exists; true when this call created it. */
-export async function creditSeed(redis: ScriptedRedis, hash: string, toppedUpMicros: number, spentMicros: number): Promise<boolean> {
-  return (await redis.budgetSeed(hash, 'balance', toppedUpMicros - spentMicros, 0, toppedUpMicros)) === 1;
+/** What a rebuild did: `retry` when a request settled into the counter after its ids were read. */
+export type SeedOutcome = 'seeded' | 'existed' | 'retry';
+
+const SEED_OUTCOMES: Readonly<Record<string, SeedOutcome>> = { '1': 'seeded', '0': 'existed', '-1': 'retry' };
+
+async function seed(
+  redis: ScriptedRedis,
+  hash: string,
+  field: 'spent' | 'balance',
+  figure: StoreFigure,
+  keepMs: number,
+  toppedUp: string,
+): Promise<SeedOutcome> {
+  const reply = await redis.budgetSeed(hash, field, figure.micros, keepMs, toppedUp, figure.read.length, ...figure.read, ...figure.counted);
+  return SEED_OUTCOMES[String(reply)] ?? 'retry';
+}
+
+/** Rebuilds a lost budget window's counter from the store's spend unless it exists (keepMs 0: forever). */
+export function budgetSeed(redis: ScriptedRedis, hash: string, spent: StoreFigure, keepMs: number): Promise<SeedOutcome> {
+  return seed(redis, hash, 'spent', spent, keepMs, '');
+}
+
+/** Rebuilds a lost credit account from the store's top-ups and spend (its figure: top-ups minus spend) unless it exists. */
+export function creditSeed(redis: ScriptedRedis, hash: string, balance: StoreFigure, toppedUpMicros: number): Promise<SeedOutcome> {
+  return seed(redis, hash, 'balance', balance, 0, String(toppedUpMicros));
+}
+
+/** The requests that settled into a lost counter while it was missing (settle.inc.lua's `u:` fields), from its field names. */
+export function unseededRequests(fields: readonly string[]): string[] {
+  return fields.filter((field) => field.startsWith('u:')).map((field) => field.slice(2));
 }
 
 /**

@@ -219,6 +219,12 @@ export interface UsageGroup {
   costMicros: number;
 }
 
+/** A figure of spend from the store: its micros, and the requests (of those asked about) it counts. */
+export interface SpentMicros {
+  micros: number;
+  counted: string[];
+}
+
 /** Usage records; written idempotently by request id (the outbox may deliver twice). */
 export interface UsageRepository {
   /** Inserts the records whose request id is new; returns how many were new. */
@@ -227,8 +233,11 @@ export interface UsageRepository {
   list(filter: UsageFilter, limit: number, cursor: UsageCursor | null): Promise<UsageRecord[]>;
   /** Sums per UTC day, model or feature, ordered by key. */
   sum(filter: UsageFilter, groupBy: 'day' | 'model' | 'feature'): Promise<UsageGroup[]>;
-  /** Total cost of the tenant's records in [since, until), of one feature or (null) of all; rebuilds budget counters. */
-  spentMicros(tenantId: string, feature: string | null, since: Date, until: Date): Promise<number>;
+  /**
+   * Total cost of the tenant's records in [since, until), of one feature or (null) of all, and which of the
+   * requests `among` that total counts, read together (one statement): what a lost budget counter is rebuilt from.
+   */
+  spentMicros(tenantId: string, feature: string | null, since: Date, until: Date, among: readonly string[]): Promise<SpentMicros>;
   /** When each of the tenant's keys made its newest record; a key without one is absent. */
   lastUsed(tenantId: string, keyIds: readonly string[]): Promise<Map<string, Date>>;
 }

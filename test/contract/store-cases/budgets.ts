@@ -138,11 +138,30 @@ export function budgetCases(store: StoreContext): void {
         spend(tenantId, 10_000, 'chat', until.getTime()),
         spend(other, 100_000, 'chat', HOUR_START + 1),
       ]);
-    const spent = (feature: string | null) => store.repo().usage.spentMicros(tenantId, feature, since, until);
+    const spent = async (feature: string | null) => (await store.repo().usage.spentMicros(tenantId, feature, since, until, [])).micros;
     expect(await spent(null)).toBe(4_000_000_001_110);
     expect(await spent('chat')).toBe(4_000_000_000_010);
     expect(await spent('search')).toBe(100);
     expect(await spent('none')).toBe(0);
-    expect(await store.repo().usage.spentMicros(`t-${uid()}`, null, since, until)).toBe(0);
+    expect(await store.repo().usage.spentMicros(`t-${uid()}`, null, since, until, [])).toEqual({ micros: 0, counted: [] });
+  });
+
+  it('says which of the requests asked about its sum counts: those of the window, the feature and the tenant', async () => {
+    const [tenantId, other] = [`t-${uid()}`, `t-${uid()}`];
+    const [since, until] = [new Date(HOUR_START), new Date(HOUR_START + 3_600_000)];
+    const records = [
+      spend(tenantId, 10, 'chat', HOUR_START),
+      spend(tenantId, 100, 'search', HOUR_START + 5),
+      spend(tenantId, 1_000, 'chat', until.getTime()),
+      spend(other, 10_000, 'chat', HOUR_START + 1),
+    ];
+    await store.repo().usage.insertMany(records);
+    const [inChat, inSearch, afterWindow, otherTenant] = records.map((record) => record.requestId);
+    const asked = [inChat, inSearch, afterWindow, otherTenant, 'req_never_stored'] as string[];
+    const all = await store.repo().usage.spentMicros(tenantId, null, since, until, asked);
+    expect(all.micros).toBe(110);
+    expect([...all.counted].sort()).toEqual([inChat, inSearch].sort());
+    expect(await store.repo().usage.spentMicros(tenantId, 'chat', since, until, asked)).toEqual({ micros: 10, counted: [inChat] });
+    expect(await store.repo().usage.spentMicros(tenantId, 'chat', since, until, [])).toEqual({ micros: 10, counted: [] });
   });
 }

@@ -28,7 +28,7 @@ const spend: SpendSource & { calls: number } = {
   calls: 0,
   spentMicros: async () => {
     spend.calls += 1;
-    return 0;
+    return { micros: 0, counted: [] };
   },
   creditToppedUp: async () => null,
 };

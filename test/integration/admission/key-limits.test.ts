@@ -25,7 +25,7 @@ const RESERVATION_TTL_MS = 60_000;
 const NO_DEFAULTS = { tenant: { requestsPerMinute: 0, tokensPerMinute: 0 }, key: { requestsPerMinute: 0, tokensPerMinute: 0 } };
 const BODY = { path: '/v1/chat/completions', body: { model: 'svc-flash', messages: [{ role: 'user', content: 'hi' }] } };
 const KEY_ID = 'key_limited';
-const spend: SpendSource = { spentMicros: async () => 0, creditToppedUp: async () => null };
+const spend: SpendSource = { spentMicros: async () => ({ micros: 0, counted: [] }), creditToppedUp: async () => null };
 
 function admissionAt(now: Date): { admission: Admission; ledger: BudgetLedger } {
   const ledger = new BudgetLedger({ redis, keys, spend, reservationTtlMs: RESERVATION_TTL_MS, now: () => now });

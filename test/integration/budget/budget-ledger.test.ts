@@ -24,7 +24,9 @@ function client(): ScriptedRedis<Redis> {
 
 /** Stands in for the store's usage and top-up queries; tests set what it answers. */
 interface FakeSpend extends SpendSource {
-  spent: (feature: string | null, since: Date, until: Date) => number;
+  spent: (feature: string | null, since: Date, until: Date) => number | Promise<number>;
+  /** The requests whose records the spent figure counts, of those a rebuild asks about. */
+  stored: Set<string>;
   toppedUp: number | null;
   calls: number;
 }
@@ -32,11 +34,12 @@ interface FakeSpend extends SpendSource {
 function fakeSpend(): FakeSpend {
   const fake: FakeSpend = {
     spent: () => 0,
+    stored: new Set(),
     toppedUp: null,
     calls: 0,
-    spentMicros: async (_tenantId, feature, since, until) => {
+    spentMicros: async (_tenantId, feature, since, until, among) => {
       fake.calls += 1;
-      return fake.spent(feature, since, until);
+      return { micros: await fake.spent(feature, since, until), counted: among.filter((id) => fake.stored.has(id)) };
     },
     creditToppedUp: async () => fake.toppedUp,
   };
@@ -268,14 +271,51 @@ describe('losing Redis', () => {
     expect(await counters(day)).toEqual({ spent: 4_000, reserved: 6_000 });
   });
 
-  it('a settle after the flush does not recreate the window from its one cost', async () => {
+  it('a settle after the flush does not recreate the window from its one cost, and the rebuild counts it once when the store does', async () => {
     const day = policy('p-day', 'day', 10_000);
     const r = await reserved(4_000, [day]);
     await deletePrefix(redis, prefix);
     expect(await ledger.settle(tenant, r.requestId, r.keys, 4_000)).toBe('settled');
-    expect(await redis.exists(r.keys[1]!)).toBe(0);
+    expect(await redis.hget(r.keys[1]!, 'spent')).toBeNull();
+    // The store holds this request's record by the rebuild: its figure counts it.
     spend.spent = () => 9_000;
+    spend.stored.add(r.requestId);
     expect(await counters(day)).toEqual({ spent: 9_000, reserved: 0 });
+    expect(await redis.hkeys(r.keys[1]!)).toEqual(expect.not.arrayContaining([`u:${r.requestId}`]));
+  });
+
+  it('a request settled after the flush whose record is still in the outbox is added to the rebuilt window and credit', async () => {
+    const day = policy('p-day', 'day', 10_000);
+    spend.toppedUp = 20_000;
+    const [a, b] = [await reserved(4_000, [day], true), await reserved(1_000, [day], true)];
+    await deletePrefix(redis, prefix);
+    await ledger.settle(tenant, a.requestId, a.keys, 3_500);
+    await ledger.settle(tenant, b.requestId, b.keys, 700);
+    // The store has b's record already, and counts it in its figure; a's waits in the outbox.
+    spend.spent = () => 2_700;
+    spend.stored.add(b.requestId);
+    expect(await counters(day)).toEqual({ spent: 2_700 + 3_500, reserved: 0 });
+    expect((await ledger.snapshot(tenant, [], true)).credit).toEqual({ balanceMicros: 20_000 - 2_700 - 3_500, reservedMicros: 0 });
+    expect(await reserve(10_000 - 6_200 + 1, [day])).toMatchObject({ ok: false, reason: 'budget' });
+  });
+
+  it('reads the store again when a request settles into the lost counter while it is rebuilt', async () => {
+    const day = policy('p-day', 'day', 10_000);
+    const [a, c] = [await reserved(1_000, [day]), await reserved(1_000, [day])];
+    await deletePrefix(redis, prefix);
+    await ledger.settle(tenant, a.requestId, a.keys, 600);
+    spend.calls = 0;
+    let settledDuringRead = false;
+    spend.spent = async () => {
+      // c settles between the rebuild's reading of the counter's requests and its writing of the counter.
+      if (!settledDuringRead) {
+        settledDuringRead = true;
+        await ledger.settle(tenant, c.requestId, c.keys, 800);
+      }
+      return 5_000;
+    };
+    expect(await counters(day)).toEqual({ spent: 5_000 + 600 + 800, reserved: 0 });
+    expect(spend.calls).toBe(2);
   });
 
   it('rebuilds the credit balance as top-ups minus all spend', async () => {

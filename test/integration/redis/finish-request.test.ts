@@ -12,7 +12,12 @@ import { deletePrefix, TEST_REDIS_URL } from '../../helpers/gateway-processes.ts
 const prefix = `tfr${randomBytes(4).toString('hex')}`;
 const keys = createRedisKeys(prefix);
 const redis = defineScripts(new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null }));
-const ledger = new BudgetLedger({ redis, keys, spend: { spentMicros: async () => 0, creditToppedUp: async () => null }, reservationTtlMs: 60_000 });
+const ledger = new BudgetLedger({
+  redis,
+  keys,
+  spend: { spentMicros: async () => ({ micros: 0, counted: [] }), creditToppedUp: async () => null },
+  reservationTtlMs: 60_000,
+});
 const tenant = 'acme';
 const day: BudgetPolicy = { id: 'p-day', tenantId: tenant, feature: null, window: 'day', limitMicros: 1_000_000, createdAt: new Date(0) };
 let requestId: string;

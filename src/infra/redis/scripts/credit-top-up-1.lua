@@ -1,6 +1,7 @@
 --[[
-  Brings the tenant's credit balance in Redis up to the store's top-ups, if that counter exists;
-  otherwise the next rebuild reads every top-up from the store.
+  Brings the tenant's credit balance in Redis up to the store's top-ups, if that counter exists
+  (has its balance: one being rebuilt does not); otherwise the next rebuild reads every top-up
+  from the store.
 
   The counter keeps `topped_up`, the sum of top-ups its balance includes, and each call raises the
   balance by what the store's sum has beyond it: a top-up sent twice, or one whose store write is
@@ -12,7 +13,7 @@
 
   Returns the amount the balance was raised by (0: the counter is missing, or already had it).
 ]]
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('HEXISTS', KEYS[1], 'balance') == 0 then return 0 end
 local total = tonumber(ARGV[1])
 local seen = tonumber(redis.call('HGET', KEYS[1], 'topped_up'))
 local raise = seen and (total - seen) or tonumber(ARGV[2])

@@ -3,9 +3,14 @@
 --[[
   Settles a request once: frees its reservations and charges its actual cost to every
   window (spent) and to the credit account (balance). The cost is charged even when the
-  reservation already expired, because it was still incurred. A counter that is missing
-  stays missing: the next reserve rebuilds it from the store, which holds this request's
-  usage record; creating it here would restart the window at this one cost.
+  reservation already expired, because it was still incurred.
+
+  A counter without its value was lost (a Redis that came back empty) and is rebuilt from the
+  store by the next reserve; creating its value here would restart the window at this one cost.
+  But this request's usage record may not be in the store by then (it waits in the outbox), so
+  its cost is kept in the counter as `u:<request id>`, and the rebuild (budget-seed-1.lua) adds
+  each such cost that the store's figure does not count yet. Such a counter still reads as
+  missing to a reserve. A window's lives at most UNSEEDED_KEEP_MS when no reserve comes.
 
   keys: the sets the request is a member of while it runs (sorted sets: the tenant's
   outstanding reservations, then its API key's requests in flight when the key has a
@@ -13,6 +18,9 @@
   expiry set; the credit account last when lastIsCredit.
   Returns 1 when settled now, 0 when it had been settled before.
 ]]
+-- Longer than a month's window and the days a window's counter is kept after it ends.
+local UNSEEDED_KEEP_MS = 40 * 24 * 3600 * 1000
+
 local function settle(marker, keys, id, actual, markerTtlMs, lastIsCredit)
   if redis.call('EXISTS', marker) == 1 then return 0 end
   local field = 'r:' .. id
@@ -26,12 +34,13 @@ local function settle(marker, keys, id, actual, markerTtlMs, lastIsCredit)
       incr(hash, 'reserved', -tonumber(amount))
       redis.call('HDEL', hash, field)
     end
-    if amount or redis.call('EXISTS', hash) == 1 then
-      if lastIsCredit and i == slots then
-        incr(hash, 'balance', -actual)
-      else
-        incr(hash, 'spent', actual)
-      end
+    local credit = lastIsCredit and i == slots
+    local value = credit and 'balance' or 'spent'
+    if amount or redis.call('HEXISTS', hash, value) == 1 then
+      incr(hash, value, credit and -actual or actual)
+    elseif actual > 0 then
+      redis.call('HSET', hash, 'u:' .. id, string.format('%d', actual))
+      if not credit and redis.call('PTTL', hash) == -1 then redis.call('PEXPIRE', hash, UNSEEDED_KEEP_MS) end
     end
     redis.call('ZREM', expiries, id)
   end

@@ -149,11 +149,20 @@ export function createUsageRepository(Usage: Model<UsageDocument>): UsageReposit
         costMicros: group.cost_micros,
       }));
     },
-    async spentMicros(tenantId, feature, since, until) {
+    async spentMicros(tenantId, feature, since, until, among) {
       const match: QueryFilter<UsageDocument> = { tenant_id: tenantId, created_at: { $gte: since, $lt: until } };
       if (feature !== null) match.feature = feature;
-      const [total] = await Usage.aggregate<{ spent: number }>([{ $match: match }, { $group: { _id: null, spent: { $sum: '$cost_micros' } } }]).exec();
-      return total?.spent ?? 0;
+      // One aggregation over the records: the sum, and the requests among those asked about that it counts.
+      const [result] = await Usage.aggregate<{ total: Array<{ spent: number }>; counted: Array<{ _id: string }> }>([
+        { $match: match },
+        {
+          $facet: {
+            total: [{ $group: { _id: null, spent: { $sum: '$cost_micros' } } }],
+            counted: [{ $match: { _id: { $in: [...among] } } }, { $project: { _id: 1 } }],
+          },
+        },
+      ]).exec();
+      return { micros: result?.total[0]?.spent ?? 0, counted: (result?.counted ?? []).map((record) => record._id) };
     },
     async lastUsed(tenantId, keyIds) {
       // One index probe per key ({tenant_id, key_id, created_at}), however many records it made.

@@ -94,11 +94,16 @@ export function usageSumQuery(filter: UsageFilter, groupBy: keyof typeof GROUPIN
   };
 }
 
-/** The statement `spentMicros` runs; a null feature adds no condition, so every feature counts. */
-function spentQuery(tenantId: string, feature: string | null, since: Date, until: Date): { text: string; values: unknown[] } {
-  const base = 'SELECT coalesce(sum(cost_micros), 0) AS spent FROM usage_records WHERE tenant_id = $1 AND created_at >= $2 AND created_at < $3';
-  if (feature === null) return { text: base, values: [tenantId, since, until] };
-  return { text: `${base} AND feature = $4`, values: [tenantId, since, until, feature] };
+/**
+ * The statement `spentMicros` runs: the sum and the requests among $4 it counts, from one snapshot; a null feature
+ * adds no condition, so every feature counts.
+ */
+function spentQuery(tenantId: string, feature: string | null, since: Date, until: Date, among: readonly string[]): { text: string; values: unknown[] } {
+  const base = `SELECT coalesce(sum(cost_micros), 0) AS spent,
+                       coalesce(array_agg(request_id) FILTER (WHERE request_id = ANY($4::text[])), '{}') AS counted
+                FROM usage_records WHERE tenant_id = $1 AND created_at >= $2 AND created_at < $3`;
+  if (feature === null) return { text: base, values: [tenantId, since, until, among] };
+  return { text: `${base} AND feature = $5`, values: [tenantId, since, until, among, feature] };
 }
 
 // One index probe per key (usage_records_tenant_key_created_idx), however many records it made.
@@ -123,10 +128,10 @@ export function createUsageRepository(pool: Pool): UsageRepository {
       const result = await pool.query<GroupRow>(usageSumQuery(filter, groupBy));
       return result.rows.map(toGroup);
     },
-    async spentMicros(tenantId, feature, since, until) {
+    async spentMicros(tenantId, feature, since, until, among) {
       // sum(bigint) is numeric, which arrives as a string.
-      const result = await pool.query<{ spent: string }>(spentQuery(tenantId, feature, since, until));
-      return Number(result.rows[0]?.spent ?? 0);
+      const result = await pool.query<{ spent: string; counted: string[] }>(spentQuery(tenantId, feature, since, until, among));
+      return { micros: Number(result.rows[0]?.spent ?? 0), counted: result.rows[0]?.counted ?? [] };
     },
     async lastUsed(tenantId, keyIds) {
       const result = await pool.query<{ key_id: string; last_used: Date | null }>(LAST_USED, [tenantId, keyIds]);
