@@ -367,6 +367,13 @@ export class ServiceUnavailableError extends GatewayError {
   }
 }
 
+/** 503 `service_unavailable` for a request whose job a Redis that came back empty lost: its client is told to send it again, and it is never charged. */
+export class RequestLostError extends ServiceUnavailableError {
+  constructor() {
+    super('The gateway lost this request when its Redis restarted; send it again.', 1);
+  }
+}
+
 /** 499 `client_closed_request`: the client went away before its answer; nobody receives this, it only ends the request quietly. */
 export class ClientClosedRequestError extends GatewayError {
   constructor() {

@@ -12,7 +12,14 @@ import type { CatalogModel } from '../domain/catalog/schema.ts';
 import { webhookOutboxRecord, type Outbox } from '../infra/outbox/outbox.ts';
 import type { BatchLineResult, UsageRecord, UsageStatus } from '../infra/store/repository.ts';
 import { toEnvelope } from '../errors/to-envelope.ts';
-import { ClientClosedRequestError, ProviderFailedError, QueueTimeoutError, ResponseLostError, type GatewayError } from '../errors/gateway-error.ts';
+import {
+  ClientClosedRequestError,
+  ProviderFailedError,
+  QueueTimeoutError,
+  RequestLostError,
+  ResponseLostError,
+  type GatewayError,
+} from '../errors/gateway-error.ts';
 import { EventPublisher, type RequestEnding } from '../infra/events/event-publisher.ts';
 import { readEventLog, type EventLogState } from '../infra/events/event-log.ts';
 import { cancelledWhileQueued } from '../infra/events/cancel-marks.ts';
@@ -82,9 +89,10 @@ type Ending = { status: UsageStatus; error: null; final: FinalEvent } | { status
  * retried while Redis is unreachable: the upstream has answered, and a master away for a few
  * seconds must not lose the record, the settlement or the answer.
  */
-async function finish(deps: ProcessorDeps, ctx: RequestRun, ending: Ending): Promise<void> {
-  // An answer costs its prompt even when it produced no text (embeddings, an empty completion).
-  const produced = ending.status === 'succeeded' || ctx.trace.text !== '' || ctx.trace.reported !== null;
+async function finish(deps: ProcessorDeps, ctx: RequestRun, ending: Ending, lost = false): Promise<void> {
+  // An answer costs its prompt even when it produced no text (embeddings, an empty completion); one whose client was
+  // told it was lost costs nothing, whatever the upstream produced.
+  const produced = !lost && (ending.status === 'succeeded' || ctx.trace.text !== '' || ctx.trace.reported !== null);
   const usage = produced ? ctx.usage() : null;
   // A cancelled request's error is never read; its record says only that it was cancelled.
   const errorCode = ending.status === 'cancelled' ? null : (ending.error?.code ?? null);
@@ -95,7 +103,7 @@ async function finish(deps: ProcessorDeps, ctx: RequestRun, ending: Ending): Pro
   const records = [usageEntry.record];
   // A batch line's result goes with its usage record: both land, or the line runs again.
   if (ctx.data.batch) records.push(deps.outbox.entry(record.tenantId, { kind: 'batch_result', result: lineResult(ctx.data, ending, record) }).record);
-  const kept = ctx.runner.keep?.(ctx.data, { status: ending.status, final: ending.final, error: ending.error, usage }) ?? null;
+  const kept = lost ? null : (ctx.runner.keep?.(ctx.data, { status: ending.status, final: ending.final, error: ending.error, usage }) ?? null);
   const requestEnding: RequestEnding = {
     outbox: { key: usageEntry.key, records },
     // A batch line's marker is also how its batch knows it ended (line-ends.ts): it keeps the day's lifetime.
@@ -107,12 +115,16 @@ async function finish(deps: ProcessorDeps, ctx: RequestRun, ending: Ending): Pro
       ctx.data.batch ? undefined : ctx.publisher.finalTtlMs,
     ),
     // A charged or successful request keeps its key (retries replay it); an uncharged failure frees it for a retry.
-    claim: claim ? { key: claim, action: record.status === 'succeeded' || record.costMicros > 0 ? 'complete' : 'release' } : null,
+    claim: claim ? { key: claim, action: !lost && (record.status === 'succeeded' || record.costMicros > 0) ? 'complete' : 'release' } : null,
     state: kept ? keptState(deps, ctx.data, kept) : null,
   };
   if (ending.final && ctx.trace.target) ctx.publisher.route(ctx.trace.target.deployment);
-  if (ending.final) await ctx.publisher.finish(ending.final.type, ending.final.payload, requestEnding);
-  else await ctx.publisher.finishWithError(ending.error, requestEnding);
+  const ended = ending.final
+    ? await ctx.publisher.finish(ending.final.type, ending.final.payload, requestEnding)
+    : await ctx.publisher.finishWithError(ending.error, requestEnding, lost);
+  // The web answered it "lost with Redis, send it again" while this worker ran it: nothing was written, and it ends
+  // as what its client was told, uncharged, its key free for the retry.
+  if (ended.lost) return finish(deps, ctx, { status: 'failed', error: new RequestLostError(), final: null }, true);
   deps.metrics?.finished(record);
   recordRunOutcome(deps.tracing, record, ctx.trace.attempts);
   deps.log.info(

@@ -49,16 +49,55 @@ afterAll(async () => {
   await upstream?.close();
 });
 
-/** Streams a completion to its end, whatever it ends with; the status the client got. */
-async function stream(secret: string, content: string): Promise<number> {
-  const response = await fetch(`${gateway.baseURL}/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'fake-gpt', stream: true, max_tokens: 50, messages: [{ role: 'user', content }] }),
-  });
-  await response.text().catch(() => '');
-  return response.status;
+/** A streamed completion: when its first chunk arrived, and the status and body it ended with. */
+interface Streamed {
+  started: Promise<void>;
+  ended: Promise<{ status: number; body: string }>;
 }
+
+function stream(secret: string, content: string): Streamed {
+  let started: () => void = () => undefined;
+  const startedPromise = new Promise<void>((resolve) => (started = resolve));
+  const ended = (async () => {
+    const response = await fetch(`${gateway.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'fake-gpt', stream: true, max_tokens: 50, messages: [{ role: 'user', content }] }),
+    });
+    let body = '';
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+        body += decoder.decode(chunk, { stream: true });
+        if (body.includes('data: {')) started();
+      }
+    } catch {
+      // A stream cut short ends here; what it carried is in `body`.
+    }
+    started();
+    return { status: response.status, body };
+  })();
+  return { started: startedPromise, ended };
+}
+
+const outboxLength = async (shard: number) => (await redis.llen(gateway.keys.outboxItems(shard))) + (await redis.zcard(gateway.keys.outboxLeases(shard)));
+
+async function loseRedis(): Promise<void> {
+  redisServer.kill('SIGKILL');
+  await once(redisServer, 'exit');
+  redisServer = await startRedisServer(port);
+}
+
+const today = () => {
+  const since = new Date(new Date().toISOString().slice(0, 10));
+  return { since, until: new Date(since.getTime() + 86_400_000) };
+};
+const recordsOf = (tenantId: string) => gateway.repository.usage.list({ tenantId, ...today() }, 50, null);
+
+const dayOf = (tenantId: string) => {
+  const start = new Date(new Date().toISOString().slice(0, 10));
+  return gateway.repository.usage.spentMicros(tenantId, null, start, new Date(start.getTime() + 86_400_000), []);
+};
 
 describe('Redis lost under requests in flight', () => {
   it("keeps the budget's spent equal to its usage records once the outbox has drained", async () => {
@@ -66,31 +105,46 @@ describe('Redis lost under requests in flight', () => {
     expect((await call(gateway.origin, admin, 'POST', '/internal/v1/budgets', { window: 'day', limit_micros: 100_000_000 })).status).toBe(201);
     upstream.script(Array.from({ length: IN_FLIGHT }, () => ({ kind: 'slow-stream' as const, chunkDelayMs: 150, chunks: 12 })));
     const inFlight = Array.from({ length: IN_FLIGHT }, (_, i) => stream(admin, `in flight ${i}`));
-    await eventually(async () => upstream.requests.length >= IN_FLIGHT, 10_000, 'every stream at the upstream');
+    // Every client is reading its answer: the web relays each to its end, and the worker charges it.
+    await Promise.all(inFlight.map((s) => s.started));
     await proxy.cut();
-    redisServer.kill('SIGKILL');
-    await once(redisServer, 'exit');
-    redisServer = await startRedisServer(port);
-    await Promise.all(inFlight);
-    // The worker ends each stream it was calling and settles it on the new Redis, its record queued in the outbox.
+    await loseRedis();
+    const ended = await Promise.all(inFlight.map((s) => s.ended));
+    expect(ended.map((e) => e.status)).toEqual(Array(IN_FLIGHT).fill(200));
+    // The worker ends each stream and settles it on the new Redis, its record queued in the outbox.
     const shard = gateway.keys.shardOf('acme');
-    await eventually(
-      async () => (await redis.llen(gateway.keys.outboxItems(shard))) + (await redis.zcard(gateway.keys.outboxLeases(shard))) >= IN_FLIGHT,
-      20_000,
-      'every record in the outbox',
-    );
+    await eventually(async () => (await outboxLength(shard)) >= IN_FLIGHT, 20_000, 'every record in the outbox');
     // Reading the budgets rebuilds the lost counter from the store, which has none of those records yet.
     expect((await call(gateway.origin, admin, 'GET', '/v1/budgets')).status).toBe(200);
     await proxy.restore();
-    await eventually(
-      async () => (await redis.llen(gateway.keys.outboxItems(shard))) + (await redis.zcard(gateway.keys.outboxLeases(shard))) === 0,
-      20_000,
-      'the outbox drained',
-    );
-    const dayStart = new Date(new Date().toISOString().slice(0, 10));
-    const recorded = await gateway.repository.usage.spentMicros('acme', null, dayStart, new Date(dayStart.getTime() + 86_400_000), []);
+    await eventually(async () => (await outboxLength(shard)) === 0, 20_000, 'the outbox drained');
+    const recorded = await dayOf('acme');
     const budget = (await call(gateway.origin, admin, 'GET', '/v1/budgets')).body.data[0];
     expect(recorded.micros).toBeGreaterThan(0);
     expect(budget).toMatchObject({ spent_micros: recorded.micros, reserved_micros: 0 });
+  });
+
+  it('charges nothing for a request its client was told was lost, though a worker ran it to the end', async () => {
+    const { secret: admin } = await gateway.issueKey('lost', 'admin');
+    expect((await call(gateway.origin, admin, 'POST', '/internal/v1/budgets', { window: 'day', limit_micros: 100_000_000 })).status).toBe(201);
+    // The upstream takes a while to its first token: the web has heard nothing of these requests when Redis goes.
+    upstream.script(Array.from({ length: IN_FLIGHT }, () => ({ kind: 'slow-stream' as const, chunkDelayMs: 1_000, chunks: 2 })));
+    const seen = upstream.requests.length;
+    const inFlight = Array.from({ length: IN_FLIGHT }, (_, i) => stream(admin, `lost ${i}`));
+    await eventually(async () => upstream.requests.length >= seen + IN_FLIGHT, 10_000, 'every request at the upstream');
+    await loseRedis();
+    const ended = await Promise.all(inFlight.map((s) => s.ended));
+    for (const { status, body } of ended) {
+      expect(status, body).toBe(503);
+      expect(JSON.parse(body).error.message).toBe('The gateway lost this request when its Redis restarted; send it again.');
+    }
+    // The worker still ran each to its end; each is recorded as failed, at no cost, and charged nothing.
+    const shard = gateway.keys.shardOf('lost');
+    await eventually(async () => (await recordsOf('lost')).length === IN_FLIGHT, 20_000, 'every record');
+    const records = await recordsOf('lost');
+    expect(records.map((r) => [r.status, r.errorCode, r.costMicros])).toEqual(Array(IN_FLIGHT).fill(['failed', 'service_unavailable', 0]));
+    await eventually(async () => (await outboxLength(shard)) === 0, 20_000, 'the outbox drained');
+    expect((await dayOf('lost')).micros).toBe(0);
+    expect((await call(gateway.origin, admin, 'GET', '/v1/budgets')).body.data[0]).toMatchObject({ spent_micros: 0, reserved_micros: 0 });
   });
 });

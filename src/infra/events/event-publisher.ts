@@ -1,4 +1,4 @@
-import { finishRequest, type ClaimEnding, type EventLine, type ScriptedRedis, type Settlement, type StateEnding } from '../redis/scripts.ts';
+import { finishRequest, LOST_MARKER, type ClaimEnding, type EventLine, type ScriptedRedis, type Settlement, type StateEnding } from '../redis/scripts.ts';
 import type { RedisKeys } from '../redis/keys.ts';
 import { encodeEventLine, encodeReplyMessage, errorToPayload } from './reply-events.ts';
 import type { GatewayError } from '../../errors/gateway-error.ts';
@@ -93,7 +93,7 @@ export class EventPublisher {
    * Each is retried while Redis is unreachable: the store keeps one record per request id, the
    * script skips events already in the stream, and the web ignores repeated ones.
    */
-  async finish(type: 'result' | 'done' | 'error', payload: string, ending: RequestEnding): Promise<void> {
+  async finish(type: 'result' | 'done' | 'error', payload: string, ending: RequestEnding, asLost = false): Promise<{ lost: boolean }> {
     this.#scheduled = false;
     this.#unsent.push(...this.#batch, { seq: ++this.#seq, line: encodeEventLine(type, payload, this.#takeDeployment()) });
     this.#batch = [];
@@ -101,22 +101,36 @@ export class EventPublisher {
     await this.#tail.catch(() => undefined);
     const events = this.#unsent;
     const { outbox, settlement, claim, state } = ending;
-    const end = { streamKey: this.#streamKey, ttlMs: this.#finalTtlMs, events, settlement, claim, state };
+    const end = { streamKey: this.#streamKey, ttlMs: this.#finalTtlMs, events, settlement, claim, state, asLost };
     if (!this.#redis.isCluster) {
       const reply = { channel: this.#channel, message: encodeReplyMessage(this.#requestId, events) };
-      await retryUnavailable(() => finishRequest(this.#redis, { ...end, inline: { outbox, reply } }));
-      return;
+      const { lost } = await retryUnavailable(() => finishRequest(this.#redis, { ...end, inline: { outbox, reply } }));
+      return this.#unlessLost(lost);
     }
+    // The records go first, to another slot, so the lost marker is read before them; one the web sets after this read
+    // is still seen by the script, too late for the record, which then charges the request (docs/decisions/money.md).
+    if (!asLost && (await retryUnavailable(() => this.#redis.get(settlement.marker))) === LOST_MARKER) return this.#unlessLost(true);
     await retryUnavailable(() => this.#redis.lpush(outbox.key, ...outbox.records));
-    const { stateWritten } = await retryUnavailable(() => finishRequest(this.#redis, { ...end, inline: null }));
+    const { stateWritten, lost } = await retryUnavailable(() => finishRequest(this.#redis, { ...end, inline: null }));
+    if (lost) return this.#unlessLost(true);
     const kept = state?.records ?? [];
     if (stateWritten && kept.length > 0) await retryUnavailable(() => this.#redis.lpush(outbox.key, ...kept));
     await retryUnavailable(() => this.#publish(events));
+    return { lost: false };
   }
 
   /** The terminal event of a failed request (see `finish`). */
-  finishWithError(error: GatewayError, ending: RequestEnding): Promise<void> {
-    return this.finish('error', errorToPayload(error), ending);
+  finishWithError(error: GatewayError, ending: RequestEnding, asLost = false): Promise<{ lost: boolean }> {
+    return this.finish('error', errorToPayload(error), ending, asLost);
+  }
+
+  // Nothing of a request answered as lost was written: its terminal event gives way to the end it is given instead.
+  #unlessLost(lost: boolean): { lost: boolean } {
+    if (lost) {
+      this.#unsent.pop();
+      this.#seq -= 1;
+    }
+    return { lost };
   }
 
   #takeDeployment(): string | null {

@@ -4,7 +4,8 @@ import type { JobCommon } from './job.ts';
 import { errorToPayload, isTerminal, type ReplyEvent } from '../events/reply-events.ts';
 import type { ReplyChannel } from '../events/reply-channel.ts';
 import type { RedisKeys } from '../redis/keys.ts';
-import { type GatewayError, ProviderTimeoutError, QueueTimeoutError, ServiceUnavailableError } from '../../errors/gateway-error.ts';
+import { type GatewayError, ProviderTimeoutError, QueueTimeoutError, RequestLostError, ServiceUnavailableError } from '../../errors/gateway-error.ts';
+import { LOST_MARKER, LOST_MARKER_TTL_MS } from '../redis/scripts.ts';
 import { EventQueue, type Dispatch } from '../events/event-queue.ts';
 import { publishCancellation } from '../events/cancel-marks.ts';
 import type { JobBatcher, QueuedBatch } from './job-batcher.ts';
@@ -80,7 +81,7 @@ export class RequestDispatcher {
         events.push(event);
         if (isTerminal(event.type)) finish();
       },
-      () => once((batch) => this.#onResubscribed(batch, job.requestId, () => started || finished, subscription.probe, fail)),
+      () => once((batch) => this.#onResubscribed(batch, job.tenantId, job.requestId, () => started || finished, subscription.probe, fail)),
     );
     const fail = (error: GatewayError) => {
       if (finished) return;
@@ -94,7 +95,7 @@ export class RequestDispatcher {
     const pickup = job.background
       ? undefined
       : setTimeout(
-          () => once((batch) => this.#onPickupDeadline(batch, job.requestId, () => started || finished, subscription.probe, fail)),
+          () => once((batch) => this.#onPickupDeadline(batch, job.tenantId, job.requestId, () => started || finished, subscription.probe, fail)),
           this.#deadlines.queueDeadlineMs,
         );
     const overall = job.background
@@ -132,6 +133,7 @@ export class RequestDispatcher {
 
   async #onPickupDeadline(
     batch: QueuedBatch,
+    tenantId: string,
     requestId: string,
     heard: () => boolean,
     probe: () => Promise<void>,
@@ -147,6 +149,8 @@ export class RequestDispatcher {
       // A job that just finished is gone too, but its events are in the stream by then.
       await probe();
       if (heard()) return;
+      // As for a job lost with Redis (#onResubscribed): a worker that still runs it must not charge it.
+      if (!(await this.#markLost(tenantId, requestId).catch(() => true))) return;
       this.#log.warn({ requestId, jobId: batch.jobId, state }, 'the job ended or vanished without answering');
       batch.vanished();
     }
@@ -161,6 +165,7 @@ export class RequestDispatcher {
    */
   async #onResubscribed(
     batch: QueuedBatch,
+    tenantId: string,
     requestId: string,
     heard: () => boolean,
     probe: () => Promise<void>,
@@ -177,14 +182,22 @@ export class RequestDispatcher {
         // A job that just finished is gone too, but its events are in the stream by then.
         await probe();
         if (heard()) return;
+        // A worker may still run it (it took the job before Redis lost it): unless it has settled, the marker tells
+        // its settlement that the client was told to send it again, so it charges nothing.
+        if (!(await this.#markLost(tenantId, requestId))) continue;
         this.#log.warn({ requestId, jobId: batch.jobId, state }, 'the job was lost with Redis; answering 503');
         batch.vanished();
-        fail(new ServiceUnavailableError('The gateway lost this request when its Redis restarted; send it again.', 1));
+        fail(new RequestLostError());
         return;
       } catch {
         await new Promise((resolve) => setTimeout(resolve, RECHECK_DELAY_MS * (attempt + 1)));
       }
     }
+  }
+
+  /** Marks the request lost (its settled marker, set only if it has not settled); false when it had settled, and its answer is on its way. */
+  async #markLost(tenantId: string, requestId: string): Promise<boolean> {
+    return (await this.#commands.set(this.#keys.settled(tenantId, requestId), LOST_MARKER, 'PX', LOST_MARKER_TTL_MS, 'NX')) === 'OK';
   }
 
   /**

@@ -117,9 +117,19 @@ export interface StateEnding {
 }
 
 /** What the request's last call did: settled the reservation now (not before), wrote the kept response's state. */
+/**
+ * A request's settled marker as the web sets it (SET NX) when it answers the request as lost with Redis: its
+ * settlement then charges nothing (settle.inc.lua), and its worker ends it as lost (finish-request-n.lua).
+ */
+export const LOST_MARKER = 'lost';
+/** How long a lost marker stays: a day, as a settled marker, which any worker still running the request outlasts. */
+export const LOST_MARKER_TTL_MS = 86_400_000;
+
 export interface FinishOutcome {
   settled: boolean;
   stateWritten: boolean;
+  /** Nothing was written: the web answered the request as lost with Redis (finish-request-n.lua); end it again with `asLost`. */
+  lost: boolean;
 }
 
 /**
@@ -136,6 +146,8 @@ export async function finishRequest(
     claim: ClaimEnding;
     inline: InlineEnding | null;
     state: StateEnding | null;
+    /** The end of a request the web answered as lost: written even though its marker says so. */
+    asLost: boolean;
   },
 ): Promise<FinishOutcome> {
   const { settlement, claim, inline, state } = input;
@@ -164,13 +176,14 @@ export async function finishRequest(
     state?.ttlMs ?? 0,
     keptRecords.length,
     state?.mustExist ? 1 : 0,
+    input.asLost ? 1 : 0,
     ...records,
     ...keptRecords,
   ];
   for (const [field, value] of state?.fields ?? []) args.push(field, value);
   for (const event of input.events) args.push(event.seq, event.line);
-  const [settled, written] = (await redis.finishRequest(keys.length, ...keys, ...args)) as [number, number];
-  return { settled: settled === 1, stateWritten: written === 1 };
+  const [settled, written, lost] = (await redis.finishRequest(keys.length, ...keys, ...args)) as [number, number, number];
+  return { settled: settled === 1, stateWritten: written === 1, lost: lost === 1 };
 }
 
 /** Leases up to `max` outbox records (expired leases first); oldest first. */

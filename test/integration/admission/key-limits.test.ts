@@ -160,7 +160,7 @@ describe("a key's concurrency limit", () => {
     expect(settlement.markerTtlMs).toBe(5_000);
     const events = [{ seq: 1, line: 'done {}' }];
     const streamKey = keys.events(tenant, first.taken.requestId);
-    await finishRequest(redis, { streamKey, ttlMs: 5_000, events, settlement, claim: null, inline: null, state: null });
+    await finishRequest(redis, { streamKey, ttlMs: 5_000, events, settlement, claim: null, inline: null, state: null, asLost: false });
     expect(await inFlight()).toEqual([]);
     expect(await redis.zcard(keys.outstanding(tenant))).toBe(0);
     ran(await admission.admit(request({ maxConcurrent: 1 })));

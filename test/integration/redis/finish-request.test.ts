@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { BudgetLedger } from '../../../src/domain/budget/budget-ledger.ts';
 import { createRedisKeys } from '../../../src/infra/redis/keys.ts';
-import { defineScripts, finishRequest, type EventLine, type InlineEnding, type StateEnding } from '../../../src/infra/redis/scripts.ts';
+import { defineScripts, finishRequest, LOST_MARKER, type EventLine, type InlineEnding, type StateEnding } from '../../../src/infra/redis/scripts.ts';
 import { once } from 'node:events';
 import type { BudgetPolicy } from '../../../src/infra/store/repository.ts';
 import { deletePrefix, TEST_REDIS_URL } from '../../helpers/gateway-processes.ts';
@@ -34,6 +34,7 @@ async function finishWithState(budgetKeys: string[], lines: EventLine[], inline:
     claim: null,
     inline,
     state,
+    asLost: false,
   });
 }
 
@@ -106,6 +107,56 @@ describe('finishRequest', () => {
     subscriber.disconnect();
   });
 
+  it('writes nothing of a request the web answered as lost, then ends it as lost without charging it', async () => {
+    const budgetKeys = await reservedKeys();
+    // The web's side: only a request that has not settled is marked (SET NX on its settled marker).
+    expect(await redis.set(keys.settled(tenant, requestId), LOST_MARKER, 'PX', 60_000, 'NX')).toBe('OK');
+    const outbox = { key: keys.outboxItems(0), records: ['{"kind":"usage","status":"succeeded","costMicros":300}'] };
+    const inline = { outbox, reply: { channel: `${prefix}:reply:none`, message: '' } };
+    const run = (asLost: boolean, records: string[], cost: number) =>
+      finishRequest(redis, {
+        streamKey: keys.events(tenant, requestId),
+        ttlMs: 60_000,
+        events: events(1),
+        settlement: ledger.settlement(tenant, requestId, budgetKeys, cost),
+        claim: null,
+        inline: { ...inline, outbox: { ...outbox, records } },
+        state: null,
+        asLost,
+      });
+    expect(await run(false, outbox.records, 300)).toEqual({ settled: false, stateWritten: false, lost: true });
+    expect(await redis.llen(outbox.key)).toBe(0);
+    expect(await streamSeqs()).toEqual([]);
+    const lostRecord = '{"kind":"usage","status":"failed","costMicros":0}';
+    expect(await run(true, [lostRecord], 0)).toEqual({ settled: true, stateWritten: false, lost: false });
+    expect(await redis.lrange(outbox.key, 0, -1)).toEqual([lostRecord]);
+    expect(await streamSeqs()).toEqual([1]);
+    // Its reservation is freed and nothing charged, even by a settlement that names a cost.
+    expect((await ledger.snapshot(tenant, [day], false)).budgets[0]).toMatchObject({ spentMicros: 0, reservedMicros: 0 });
+    expect(await redis.get(keys.settled(tenant, requestId))).toBe(LOST_MARKER);
+  });
+
+  it("a request marked lost is settled at no cost by the web's give-back, and stays lost for its worker", async () => {
+    const budgetKeys = await reservedKeys();
+    await redis.set(keys.settled(tenant, requestId), LOST_MARKER, 'PX', 60_000, 'NX');
+    await ledger.settle(tenant, requestId, budgetKeys, 0);
+    expect((await ledger.snapshot(tenant, [day], false)).budgets[0]).toMatchObject({ spentMicros: 0, reservedMicros: 0 });
+    const outbox = { key: keys.outboxItems(0), records: ['{"kind":"usage","status":"succeeded","costMicros":300}'] };
+    const ended = await finishRequest(redis, {
+      streamKey: keys.events(tenant, requestId),
+      ttlMs: 60_000,
+      events: events(1),
+      settlement: ledger.settlement(tenant, requestId, budgetKeys, 300),
+      claim: null,
+      inline: { outbox, reply: { channel: `${prefix}:reply:none`, message: '' } },
+      state: null,
+      asLost: false,
+    });
+    expect(ended.lost).toBe(true);
+    expect(await redis.llen(outbox.key)).toBe(0);
+    expect((await ledger.snapshot(tenant, [day], false)).budgets[0]).toMatchObject({ spentMicros: 0, reservedMicros: 0 });
+  });
+
   it("writes a kept response's state and the records that go with it, but never over a final one", async () => {
     const budgetKeys = await reservedKeys();
     const stateKey = keys.response(tenant, `resp_${requestId}`);
@@ -122,14 +173,14 @@ describe('finishRequest', () => {
       records: [`response ${status}`, `event ${status}`],
     });
     await redis.hset(stateKey, 'status', 'in_progress', 'stream', '1');
-    expect(await finishWithState(budgetKeys, events(1), inline, ending('completed'))).toEqual({ settled: true, stateWritten: true });
+    expect(await finishWithState(budgetKeys, events(1), inline, ending('completed'))).toEqual({ settled: true, stateWritten: true, lost: false });
     expect(await redis.hgetall(stateKey)).toEqual({ status: 'completed', body: '{"status":"completed"}', stream: '1' });
     expect(await redis.pttl(stateKey)).toBeGreaterThan(4_000);
     // Taken from the right: the usage record first, then the response, then its event.
     expect(await redis.lrange(outbox.key, 0, -1)).toEqual(['event completed', 'response completed', 'usage']);
     // Cancelled meanwhile: it stays so, and neither the response nor its event is queued again.
     await redis.hset(stateKey, 'status', 'cancelled');
-    expect(await finishWithState(budgetKeys, events(1), inline, ending('failed'))).toEqual({ settled: false, stateWritten: false });
+    expect(await finishWithState(budgetKeys, events(1), inline, ending('failed'))).toEqual({ settled: false, stateWritten: false, lost: false });
     expect(await redis.hget(stateKey, 'status')).toBe('cancelled');
     expect(await redis.lrange(outbox.key, 0, 2)).toEqual(['usage', 'event completed', 'response completed']);
   });
@@ -148,8 +199,8 @@ describe('finishRequest', () => {
       records: ['response'],
     };
     await redis.hset(stateKey, 'status', 'in_progress', 'request', requestId);
-    expect(await finishWithState(budgetKeys, events(1), null, ending)).toEqual({ settled: true, stateWritten: true });
-    expect(await finishWithState(budgetKeys, events(1), null, ending)).toEqual({ settled: false, stateWritten: true });
+    expect(await finishWithState(budgetKeys, events(1), null, ending)).toEqual({ settled: true, stateWritten: true, lost: false });
+    expect(await finishWithState(budgetKeys, events(1), null, ending)).toEqual({ settled: false, stateWritten: true, lost: false });
     // Another request's end, or another status, is not this one's.
     const other: StateEnding = {
       ...ending,
@@ -158,7 +209,7 @@ describe('finishRequest', () => {
         ['request', requestId],
       ],
     };
-    expect(await finishWithState(budgetKeys, events(1), null, other)).toEqual({ settled: false, stateWritten: false });
+    expect(await finishWithState(budgetKeys, events(1), null, other)).toEqual({ settled: false, stateWritten: false, lost: false });
   });
 
   it("writes no state of a background response whose state Redis lost, but a stored one's it makes", async () => {
@@ -167,10 +218,10 @@ describe('finishRequest', () => {
     const outbox = { key: keys.outboxItems(0), records: ['usage'] };
     const inline = { outbox, reply: { channel: `${prefix}:reply:none`, message: '' } };
     const ending = (mustExist: boolean): StateEnding => ({ key: stateKey, ttlMs: 5_000, fields: [['status', 'completed']], mustExist, records: ['response'] });
-    expect(await finishWithState(budgetKeys, events(1), inline, ending(true))).toEqual({ settled: true, stateWritten: false });
+    expect(await finishWithState(budgetKeys, events(1), inline, ending(true))).toEqual({ settled: true, stateWritten: false, lost: false });
     expect(await redis.exists(stateKey)).toBe(0);
     expect(await redis.lrange(outbox.key, 0, -1)).toEqual(['usage']);
-    expect(await finishWithState(budgetKeys, events(1), inline, ending(false))).toEqual({ settled: false, stateWritten: true });
+    expect(await finishWithState(budgetKeys, events(1), inline, ending(false))).toEqual({ settled: false, stateWritten: true, lost: false });
     expect(await redis.hget(stateKey, 'status')).toBe('completed');
     expect(await redis.lrange(outbox.key, 0, -1)).toEqual(['response', 'usage', 'usage']);
   });
@@ -187,6 +238,7 @@ describe('the settled marker', () => {
       claim: null,
       inline: null,
       state: null,
+      asLost: false,
     });
     return redis.pttl(keys.settled(tenant, requestId));
   };

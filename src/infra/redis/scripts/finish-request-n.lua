@@ -31,8 +31,15 @@
   ARGV[12]    K: how many outbox records go with the state (the response, its webhook event)
   ARGV[13]    1 when the state must be there already (a background response's, written at its
               acceptance), else 0
-  ARGV[14…]   R outbox records, then K records that go with the state, then F pairs of state
+  ARGV[14]    1 when this is the end of a request the web answered as lost (below), else 0
+  ARGV[15…]   R outbox records, then K records that go with the state, then F pairs of state
               fields (`status` first), then pairs: sequence number (integer ≥ 1), event line
+
+  A request whose settled marker says `lost` was answered by the web "lost with Redis, send it
+  again" while this worker still ran it (a Redis that came back empty): its end as it ran would
+  charge and record an answer nobody received. Unless ARGV[14] is 1, nothing is written and the
+  call returns lost; the caller ends it again as lost (no charge, a failed record, the claim
+  released), and settle.inc.lua charges it nothing.
 
   A kept response's state, and the records that go with it, are written unless it is final
   already (a response cancelled or deleted meanwhile stays so), or is a background response of
@@ -41,7 +48,8 @@
   request, so a repeated call finds its own end and writes it again. On a cluster the caller pushes
   the K records itself, when the state was written.
 
-  Returns { 1 when the reservation was settled now, else 0; 1 when the state was written, else 0 }.
+  Returns { 1 when the reservation was settled now, else 0; 1 when the state was written, else 0;
+  1 when nothing was written because the request was answered as lost, else 0 }.
 
   Entries get the id 0-<seq>, so a reader resumes after any sequence number with XRANGE.
   An event whose sequence number is not above the stream's last one is already there and
@@ -55,6 +63,7 @@
 local FINAL = { completed = true, failed = true, cancelled = true, incomplete = true, deleted = true }
 
 local id = ARGV[2]
+if ARGV[14] ~= '1' and redis.call('GET', KEYS[2]) == 'lost' then return { 0, 0, 1 } end
 local last = #KEYS
 local records = tonumber(ARGV[7])
 local fields = tonumber(ARGV[10])
@@ -69,8 +78,8 @@ if records + keptRecords > 0 then
   outbox = KEYS[last]
   last = last - 1
 end
-if records > 0 then redis.call('LPUSH', outbox, unpack(ARGV, 14, 13 + records)) end
-local firstKept = 14 + records
+if records > 0 then redis.call('LPUSH', outbox, unpack(ARGV, 15, 14 + records)) end
+local firstKept = 15 + records
 local firstField = firstKept + keptRecords
 local firstEvent = firstField + 2 * fields
 for i = firstEvent, #ARGV, 2 do
@@ -104,4 +113,4 @@ if state then
   end
 end
 if ARGV[8] ~= '' then redis.call('SPUBLISH', ARGV[8], ARGV[9]) end
-return { settled, written }
+return { settled, written, 0 }

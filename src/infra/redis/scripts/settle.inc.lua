@@ -16,13 +16,20 @@
   outstanding reservations, then its API key's requests in flight when the key has a
   concurrency limit, which makes the count of keys even), then pairs of counter hash, its
   expiry set; the credit account last when lastIsCredit.
+  A marker set to `lost` is the web's: it told the client that Redis lost the request and to send
+  it again (SET NX, so only while the request was not settled). The request is then settled at no
+  cost, as often as it is settled (the web's own give-back, then its worker's end): its reservations
+  are freed, nothing is charged, and the marker stays `lost` for the worker to see.
+
   Returns 1 when settled now, 0 when it had been settled before.
 ]]
 -- Longer than a month's window and the days a window's counter is kept after it ends.
 local UNSEEDED_KEEP_MS = 40 * 24 * 3600 * 1000
 
 local function settle(marker, keys, id, actual, markerTtlMs, lastIsCredit)
-  if redis.call('EXISTS', marker) == 1 then return 0 end
+  local prior = redis.call('GET', marker)
+  if prior and prior ~= 'lost' then return 0 end
+  if prior == 'lost' then actual = 0 end
   local field = 'r:' .. id
   local sets = 2 - #keys % 2
   local slots = (#keys - sets) / 2
@@ -45,6 +52,6 @@ local function settle(marker, keys, id, actual, markerTtlMs, lastIsCredit)
     redis.call('ZREM', expiries, id)
   end
   for i = 1, sets do redis.call('ZREM', keys[i], id) end
-  redis.call('SET', marker, 1, 'PX', markerTtlMs)
+  if prior ~= 'lost' then redis.call('SET', marker, 1, 'PX', markerTtlMs) end
   return 1
 end
