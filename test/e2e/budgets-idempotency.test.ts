@@ -231,6 +231,29 @@ describe('idempotency', () => {
   });
 });
 
+describe('resuming after the last event', () => {
+  it.each([
+    ['its [DONE]', { kind: 'ok' as const, text: 'all of it', chunks: 3 }],
+    ['its error event', { kind: 'break-after-first-chunk' as const }],
+  ])('after %s, answers 200 with an ended stream and runs nothing again', async (_what, behaviour) => {
+    const secret = (await gateway.issueKey('resumed-end', 'app')).secret;
+    upstream.script([behaviour, behaviour, behaviour, behaviour]);
+    const calls = upstream.requests.length;
+    const body = JSON.stringify({ model: 'fake-gpt', stream: true, messages: [{ role: 'user', content: 'to the end' }] });
+    const headers = { authorization: `Bearer ${secret}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() };
+    const whole = await fetch(`${web(0)}/v1/chat/completions`, { method: 'POST', headers, body });
+    expect(whole.status).toBe(200);
+    const ids = [...(await whole.text()).matchAll(/^id: (\d+)$/gm)].map((match) => Number(match[1]));
+    const last = Math.max(...ids);
+    const resumed = await fetch(`${web(1)}/v1/chat/completions`, { method: 'POST', headers: { ...headers, 'last-event-id': String(last) }, body });
+    expect(resumed.status).toBe(200);
+    expect(resumed.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(resumed.headers.get('idempotent-replayed')).toBe('true');
+    expect((await resumed.text()).trim()).toBe('');
+    expect(upstream.requests.length - calls).toBe(1);
+  });
+});
+
 describe('rate limits', () => {
   it('429 rate_limit_exceeded with Retry-After in whole seconds, and x-ratelimit headers on success', async () => {
     const secret = (await gateway.issueKey('limited', 'app')).secret;

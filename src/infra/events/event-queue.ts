@@ -68,6 +68,8 @@ export class EventQueue implements AsyncIterable<ReplyEvent> {
 /** One request in flight, as a relay reads it: its events, and a way to give it up. */
 export interface Dispatch {
   events: EventQueue;
+  /** Events after a Last-Event-ID: the client has every one up to it, so none after it is an ended stream, not a failure. */
+  resumed?: boolean;
   /** The client went away: remove the waiting job, or abort the running one (a resumable one only stops relaying). */
   cancel(): void;
 }

@@ -55,6 +55,7 @@ export function followEvents(commands: RedisClient, keys: RedisKeys, tenantId: s
   void poll().catch(readFailed);
   return {
     events,
+    resumed: afterSeq > 0,
     cancel: () => {
       stopped = true;
       if (timer) clearTimeout(timer);

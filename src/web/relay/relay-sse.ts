@@ -86,6 +86,11 @@ export async function relaySse(
   // A stream that opens with an event of the web tier's own (a background response's response.queued) opens at once.
   const first = opening === undefined ? await dispatch.events.next() : { seq: 0, type: 'chunk' as const, payload: opening };
   if (!first && reply.raw.destroyed) throw new ClientClosedRequestError();
+  if (!first && dispatch.resumed) {
+    // Resumed after its last event (its [DONE] or its error): nothing is left to send, and the stream is over.
+    openStream(request, reply, dispatch.events.deployment).end();
+    return;
+  }
   if (!first) throw new InternalError('The request ended without an answer.');
   if (first.type === 'error') throw payloadToError(first.payload);
   const raw = openStream(request, reply, dispatch.events.deployment);
