@@ -37,8 +37,13 @@ export interface RequestPlan<Body> {
   candidates: CatalogEntry[];
   /** Prompt tokens, when they had to be counted (the worker then need not count them again). */
   promptTokens: number | undefined;
-  /** Prompt tokens as estimated without the tokenizer: what rate limits and the budget charge when they were not counted. */
+  /** Prompt tokens as estimated without the tokenizer: what rate limits charge when they were not counted. */
   promptEstimate: number;
+  /**
+   * Prompt tokens at most, whatever the provider's tokenizer (bytes bound byte-level tokens): what a budget reserves,
+   * so that the reservation bounds the request's cost and concurrent requests never spend past a limit.
+   */
+  promptBound: number;
   /** The output tokens the client allows; null: the model's own maximum. */
   maxOutputTokens: number | null;
   stream: boolean;

@@ -43,8 +43,9 @@ beforeEach(() => upstream.reset());
 describe('budgets', () => {
   it('200 concurrent requests against a budget covering 50: exactly 50 run, the rest get 402, spend stays within the limit', async () => {
     const admin = await tenantAdmin('spender');
-    // Each request reserves 4 prompt tokens (bytes/4) × 1 + 100 max_tokens × 2 = 204 micro-units and costs 1 + 200 = 201.
-    const created = await call(gateway.origin, admin, 'POST', '/internal/v1/budgets', { window: 'day', limit_micros: 50 * 204 });
+    // Each request reserves its prompt's bound, 15 tokens (3 to prime the reply, 3 for the message, 4 bytes of role and
+    // 5 of text) × 1 + 100 max_tokens × 2 = 215 micro-units, and costs 1 + 200 = 201.
+    const created = await call(gateway.origin, admin, 'POST', '/internal/v1/budgets', { window: 'day', limit_micros: 50 * 215 });
     expect(created.status).toBe(201);
     upstream.script(Array.from({ length: 200 }, () => ({ kind: 'ok' as const, text: HUNDRED_WORDS })));
     const body = { model: 'fake-gpt', max_tokens: 100, messages: [{ role: 'user', content: 'spend' }] };
@@ -61,10 +62,10 @@ describe('budgets', () => {
     expect(budgets.data[0]).toMatchObject({
       window: 'day',
       scope: 'tenant',
-      limit_micros: 10_200,
+      limit_micros: 50 * 215,
       spent_micros: 50 * 201,
       reserved_micros: 0,
-      remaining_micros: 10_200 - 50 * 201,
+      remaining_micros: 50 * 215 - 50 * 201,
     });
   });
 
@@ -133,7 +134,7 @@ describe('budgets', () => {
 
   it("a flushed Redis rebuilds the day's spend from the usage records; the budget still holds", async () => {
     const admin = await tenantAdmin('flushed');
-    await call(gateway.origin, admin, 'POST', '/internal/v1/budgets', { window: 'day', limit_micros: 3 * 204 });
+    await call(gateway.origin, admin, 'POST', '/internal/v1/budgets', { window: 'day', limit_micros: 3 * 215 });
     upstream.script(Array.from({ length: 3 }, () => ({ kind: 'ok' as const, text: HUNDRED_WORDS })));
     const body = { model: 'fake-gpt', max_tokens: 100, messages: [{ role: 'user', content: 'spend' }] };
     for (let i = 0; i < 2; i++) expect((await complete(i, admin, body)).status).toBe(200);

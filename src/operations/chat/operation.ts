@@ -1,5 +1,6 @@
 /** POST /v1/chat/completions on the web tier (the web half of the operation): named prompts, the chat body, `data:` framing. */
 import { estimateTokens, promptTokensUpperBound } from '../../providers/shared/tokens.ts';
+import { chatPromptBound } from './prompt-bound.ts';
 import type { ChatMessage } from '../../wire/openai-chat.ts';
 import { openAiDataFraming } from '../sse-framing.ts';
 import type { WebOperation } from '../web-operation.ts';
@@ -38,6 +39,7 @@ export const chatWeb: WebOperation<ChatCompletionBody, ChatCompletionRequest, Ch
       candidates: resolved.candidates,
       promptTokens: resolved.promptTokens,
       promptEstimate: estimateTokens(promptTokensUpperBound(request.messages)),
+      promptBound: chatPromptBound(request),
       maxOutputTokens: requestedOutput(request),
       stream: request.stream === true,
       prompt,

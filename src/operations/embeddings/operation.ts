@@ -30,6 +30,8 @@ export const embeddingsWeb: WebOperation<EmbeddingsBody, EmbeddingsBody, Embeddi
       // Token arrays count exactly; only texts are estimated.
       promptTokens: bytes === 0 ? tokenArrays : undefined,
       promptEstimate: estimateTokens(bytes) + tokenArrays,
+      // A text's bytes bound its tokens, whatever the provider's tokenizer.
+      promptBound: bytes + tokenArrays,
       maxOutputTokens: 0,
       stream: false,
       prompt: null,

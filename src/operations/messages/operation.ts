@@ -14,7 +14,7 @@ import type { MessagesPayload } from './payload.ts';
 import { chatCandidatesOf, chatProblem, PromptTokens, usableCandidates } from '../chat/resolve-model.ts';
 import { anthropicFraming } from './framing.ts';
 import { mapMessagesTexts } from './map-texts.ts';
-import { countPromptTokens, promptTextBytes } from './prompt-text.ts';
+import { countPromptTokens, promptTextBytes, promptTokensBoundOf } from './prompt-text.ts';
 import { messagesToChat } from './to-chat.ts';
 import { MESSAGES_PARAMS } from './param-names.ts';
 import { inClientTerms } from '../client-params.ts';
@@ -86,6 +86,7 @@ export const messagesWeb: WebOperation<MessagesRequest, PlannedMessages, Message
       candidates,
       promptTokens: countForStart ? tokens.count() : tokens.counted,
       promptEstimate: estimateTokens(promptTextBytes(request)),
+      promptBound: promptTokensBoundOf(request),
       maxOutputTokens: request.max_tokens,
       stream,
       prompt: null,

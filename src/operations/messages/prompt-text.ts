@@ -58,6 +58,11 @@ export function promptTextBytes(request: PromptParts): number {
 const TOKENS_PER_TURN = 3;
 const TOKENS_PER_REPLY = 3;
 
+/** The prompt's tokens at most, whatever the provider's tokenizer: its texts' bytes and each turn's framing (images are not in it). */
+export function promptTokensBoundOf(request: PromptParts): number {
+  return promptTextBytes(request) + TOKENS_PER_REPLY + TOKENS_PER_TURN * request.messages.length;
+}
+
 /**
  * The prompt's tokens by the gateway's tokenizer (o200k), not Anthropic's, which is not public:
  * an estimate, close for English text, that needs no upstream call.

@@ -4,6 +4,7 @@
  * cannot be compacted before admission. Never streamed.
  */
 import { estimateTokens, promptTokensUpperBound } from '../../providers/shared/tokens.ts';
+import { chatPromptBound } from '../chat/prompt-bound.ts';
 import type { ResponsesCompactRequest } from '../../wire/openai-responses-compact.ts';
 import type { WebOperation } from '../web-operation.ts';
 import { renamingParams } from '../client-params.ts';
@@ -27,6 +28,7 @@ export const compactWeb: WebOperation<ResponsesCompactRequest, ResponsesCompactR
       candidates: resolved.candidates,
       promptTokens: resolved.promptTokens,
       promptEstimate: estimateTokens(promptTokensUpperBound(chat.messages)),
+      promptBound: chatPromptBound(chat),
       // The summary's length is the model's to choose: the reservation assumes its maximum.
       maxOutputTokens: null,
       stream: false,

@@ -5,6 +5,7 @@
  * kept, and whether it runs in the background, is decided here too (keep.ts).
  */
 import { estimateTokens, promptTokensUpperBound } from '../../providers/shared/tokens.ts';
+import { chatPromptBound } from '../chat/prompt-bound.ts';
 import type { ResponsesRequest } from '../../wire/openai-responses.ts';
 import type { WebOperation } from '../web-operation.ts';
 import type { ResponsesPayload } from './payload.ts';
@@ -52,6 +53,7 @@ export const responsesWeb: WebOperation<ResponsesRequest, ResponsesPlanned, Resp
       candidates: resolved.candidates,
       promptTokens: resolved.promptTokens,
       promptEstimate: estimateTokens(promptTokensUpperBound(chat.messages)),
+      promptBound: chatPromptBound(chat),
       maxOutputTokens: requestedOutput(chat),
       stream: request.stream === true,
       prompt: null,

@@ -64,6 +64,18 @@ export function promptTokensUpperBound(messages: readonly CountableMessage[]): n
   return total;
 }
 
+/**
+ * What a budget reserves for a prompt: at most this many tokens, whatever the provider's tokenizer. The messages'
+ * text is bounded by its bytes (promptTokensUpperBound), and what else the provider turns into prompt tokens
+ * (tools, an output schema, the calls an assistant message made) by the bytes of its JSON, which holds every
+ * character of it. Images are not in it: their tokens follow their size, not their bytes.
+ */
+export function promptTokensBound(messages: readonly CountableMessage[], ...structured: unknown[]): number {
+  let total = promptTokensUpperBound(messages);
+  for (const value of structured) if (value !== undefined && value !== null) total += Buffer.byteLength(JSON.stringify(value));
+  return total;
+}
+
 // The usual ratio of English text.
 const BYTES_PER_TOKEN = 4;
 

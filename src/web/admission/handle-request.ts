@@ -163,7 +163,8 @@ export async function handleRequest(ports: RequestPorts, operation: Operation, r
   const promptTokens = plan.promptTokens ?? plan.promptEstimate;
   const pii = screenPii(ports, request, settings.pii, operation, plan.body);
   span?.addEvent(EVENT_PII_SCREENED, { [ATTR_GATEWAY_PII_MODE]: settings.pii.mode, [ATTR_GATEWAY_PII_CATEGORIES]: pii.categories });
-  const estimateMicros = estimateCostMicros(plan.candidates, promptTokens, plan.maxOutputTokens);
+  // The reservation bounds the cost (prompt and output at most), so concurrent requests never spend past a limit.
+  const estimateMicros = estimateCostMicros(plan.candidates, plan.promptBound, plan.maxOutputTokens);
   const detached = operation.web.detach?.(pii.body, { requestId: request.id, enqueuedAt: Date.now() }) ?? null;
   const payload = operation.web.jobPayload(pii.body, plan);
   const tokens = promptTokens + (plan.maxOutputTokens ?? 0);

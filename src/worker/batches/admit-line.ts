@@ -65,7 +65,7 @@ export async function admitLine(ports: LineAdmissionPorts, operation: Operation,
     throw error;
   }
   const promptTokens = plan.promptTokens ?? plan.promptEstimate;
-  const estimateMicros = estimateCostMicros(plan.candidates, promptTokens, plan.maxOutputTokens, 'batch');
+  const estimateMicros = estimateCostMicros(plan.candidates, plan.promptBound, plan.maxOutputTokens, 'batch');
   const limits = limitsOf(settings.plan, ports.defaults.rateLimits, (await ports.keyLimits(batch.tenantId, batch.keyId)) ?? undefined);
   const decision = await ports.admission.admit({
     rate: rateCheckOf(principal, promptTokens + (plan.maxOutputTokens ?? 0), limits),
