@@ -225,6 +225,22 @@ export class IdempotencyKeyReusedError extends GatewayError {
   }
 }
 
+/**
+ * 409 `idempotency_key_answered`: the key's request was answered within the key's lifetime, and the answer is no
+ * longer held (the gateway's Redis lost it); the request is not run again, and nothing is charged.
+ */
+export class IdempotencyKeyAnsweredError extends GatewayError {
+  constructor(requestId: string) {
+    super(
+      409,
+      'invalid_request_error',
+      'idempotency_key_answered',
+      `This Idempotency-Key was answered already (request ${requestId}), and that answer is no longer held; it is not run again. Use a new key to run the request again.`,
+      { param: 'Idempotency-Key' },
+    );
+  }
+}
+
 /** 402 `insufficient_credits`: a budget window or the credit account cannot cover the request (one code for both, per the spec). */
 export class InsufficientCreditsError extends GatewayError {
   constructor(message: string) {

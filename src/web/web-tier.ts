@@ -184,7 +184,7 @@ export async function startWebTier(config: Config, log: Logger, tracing: Tracing
       },
     },
     settings: new TenantSettingsCache(repository, env.PII_DEFAULT_MODE, env.SETTINGS_CACHE_TTL_MS),
-    admission: createAdmission(commands, keys, ledger, log),
+    admission: createAdmission(commands, keys, ledger, log, (tenantId, digest, since) => repository.usage.answeredBy(tenantId, digest, since)),
     // The job is the request's own: addressed in place rather than copied on every request.
     dispatch: (job, options) => dispatcher.dispatch(Object.assign(job, { replyChannel: replies.channel }), options),
     follow: (tenantId, requestId, afterSeq, finished) =>

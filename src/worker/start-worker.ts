@@ -194,7 +194,7 @@ export async function startWorker(config: Config, log: Logger, tracing: Tracing 
         },
         settings: new TenantSettingsCache(repository, env.PII_DEFAULT_MODE, env.SETTINGS_CACHE_TTL_MS),
         keyLimits: (tenantId, keyId) => keyLimits.get(tenantId, keyId),
-        admission: createAdmission(redis, keys, processorDeps.ledger, log),
+        admission: createAdmission(redis, keys, processorDeps.ledger, log, (tenantId, digest, since) => repository.usage.answeredBy(tenantId, digest, since)),
         audit: (event) => outbox.push(event.tenantId, { kind: 'audit', event }),
         defaults: admissionDefaultsOf(env),
       },

@@ -1,3 +1,4 @@
+import { claimDigest } from '../domain/idempotency/idempotency-store.ts';
 import type { RequestJob } from '../operations/index.ts';
 import type { CatalogModel } from '../domain/catalog/schema.ts';
 import { costMicros } from '../domain/catalog/pricing.ts';
@@ -49,6 +50,7 @@ export function buildUsageRecord(
     customId: data.batch?.customId ?? null,
     deployment: trace.target?.deployment ?? null,
     cacheHit: false,
+    idempotencyKey: data.idempotencyKey ? claimDigest(data.idempotencyKey) : null,
     createdAt: new Date(data.enqueuedAt),
   };
 }

@@ -124,6 +124,33 @@ describe('Redis lost under requests in flight', () => {
     expect(budget).toMatchObject({ spent_micros: recorded.micros, reserved_micros: 0 });
   });
 
+  it('does not run again a request whose Idempotency-Key was answered before Redis forgot the key', async () => {
+    const { secret } = await gateway.issueKey('keyed', 'app');
+    const headers = { authorization: `Bearer ${secret}`, 'content-type': 'application/json', 'idempotency-key': 'order-4711' };
+    const body = JSON.stringify({ model: 'fake-gpt', messages: [{ role: 'user', content: 'once' }] });
+    const send = () => fetch(`${gateway.baseURL}/chat/completions`, { method: 'POST', headers, body });
+    const first = await send();
+    expect(first.status).toBe(200);
+    const firstId = first.headers.get('x-request-id');
+    await eventually(async () => (await recordsOf('keyed')).length === 1, 20_000, 'its record in the store');
+    const calls = upstream.requests.length;
+    await loseRedis();
+    let again = await send();
+    // The web's commands connection may take a moment to find the new server.
+    for (let tries = 0; again.status === 503 && tries < 40; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      again = await send();
+    }
+    const envelope = (await again.json()) as { error: Record<string, unknown> };
+    expect(again.status, JSON.stringify(envelope)).toBe(409);
+    expect(envelope.error).toMatchObject({ code: 'idempotency_key_answered', param: 'Idempotency-Key' });
+    expect(envelope.error.message).toContain(firstId);
+    expect(upstream.requests.length).toBe(calls);
+    // Nothing was charged for it, and the key is left free of a claim, so every retry is answered the same.
+    expect((await send()).status).toBe(409);
+    expect(await recordsOf('keyed')).toHaveLength(1);
+  });
+
   it('charges nothing for a request its client was told was lost, though a worker ran it to the end', async () => {
     const { secret: admin } = await gateway.issueKey('lost', 'admin');
     expect((await call(gateway.origin, admin, 'POST', '/internal/v1/budgets', { window: 'day', limit_micros: 100_000_000 })).status).toBe(201);

@@ -5,7 +5,7 @@ import type { RedisKeys } from '../../infra/redis/keys.ts';
 import { RateLimiter } from '../rate-limit/rate-limiter.ts';
 import { IDEMPOTENCY_TTL_MS, IdempotencyStore } from '../idempotency/idempotency-store.ts';
 import type { BudgetLedger } from '../budget/budget-ledger.ts';
-import { Admission, type GiveBackFailure } from './admission.ts';
+import { Admission, type AdmissionOptions, type GiveBackFailure } from './admission.ts';
 import type { TenantLimits } from './rate-limits.ts';
 
 /** The configured defaults a request falls back on where its tenant's plan sets none. */
@@ -31,7 +31,13 @@ export function admissionDefaultsOf(env: Env): AdmissionDefaults {
 }
 
 /** The admission port of a process (the web tier's requests, the worker's batch lines): what it could not give back is logged against the request. */
-export function createAdmission(commands: ScriptedRedis, keys: RedisKeys, ledger: BudgetLedger, log: Logger): Admission {
+export function createAdmission(
+  commands: ScriptedRedis,
+  keys: RedisKeys,
+  ledger: BudgetLedger,
+  log: Logger,
+  answeredBy: AdmissionOptions['answeredBy'],
+): Admission {
   const onGiveBackFailed: GiveBackFailure = (error, part, taken) =>
     log.warn({ err: error, reqId: taken.requestId }, part === 'claim' ? 'releasing the idempotency key failed' : 'releasing the budget reservation failed');
   return new Admission({
@@ -41,5 +47,6 @@ export function createAdmission(commands: ScriptedRedis, keys: RedisKeys, ledger
     idempotency: new IdempotencyStore({ redis: commands, keys, ttlMs: IDEMPOTENCY_TTL_MS }),
     ledger,
     onGiveBackFailed,
+    answeredBy,
   });
 }

@@ -4,7 +4,7 @@
  * (admit-n.lua), and given back when the request will not run.
  */
 import { SETTLED_MARKER_TTL_MS, type BudgetLedger, type ReserveOutcome, type ReserveRefusal, type ReserveRequest } from '../budget/budget-ledger.ts';
-import { claimResult, releaseClaim, requestFingerprint, type IdempotencyStore } from '../idempotency/idempotency-store.ts';
+import { claimResult, keyDigest, releaseClaim, requestFingerprint, type IdempotencyStore } from '../idempotency/idempotency-store.ts';
 import type { RateCheck, RateDecision, RateLimiter } from '../rate-limit/rate-limiter.ts';
 import { admit, type AdmitReply, type ScriptedRedis } from '../../infra/redis/scripts.ts';
 import type { RedisKeys } from '../../infra/redis/keys.ts';
@@ -40,7 +40,8 @@ export type RateRefusal = Extract<RateDecision, { ok: false }>;
  * What admission decided, in the order it decides: the rate limits refuse (nothing written), a
  * fresh cached answer serves it (the rate limits charged, nothing else taken), a key held by an
  * earlier request relays it or was reused for another body, the budget or the queue refuses (the
- * key left unclaimed), or the request runs. `rate` is null when no limit was checked; `cacheBytes`
+ * key left unclaimed), the store says the key was answered before Redis forgot it (what was taken
+ * given back), or the request runs. `rate` is null when no limit was checked; `cacheBytes`
  * (what the tenant's cache holds) is null when the cache was not read.
  */
 export type AdmissionDecision = Decided & { cacheBytes: number | null };
@@ -50,6 +51,7 @@ type Decided =
   | { action: 'cached'; rate: RateDecision | null; entry: string }
   | { action: 'relay'; rate: RateDecision | null; requestId: string; finished: boolean }
   | { action: 'key_reused'; rate: RateDecision | null }
+  | { action: 'answered'; rate: RateDecision | null; requestId: string }
   | { action: 'refused'; rate: RateDecision | null; refusal: ReserveRefusal }
   | { action: 'run'; rate: RateDecision | null; queued: number; taken: Taken };
 
@@ -64,6 +66,8 @@ export interface AdmissionOptions {
   idempotency: IdempotencyStore;
   ledger: BudgetLedger;
   onGiveBackFailed: GiveBackFailure;
+  /** The request that answered a key (its digest) since `since`, from the store's usage records; null when none did. */
+  answeredBy: (tenantId: string, keyDigest: string, since: Date) => Promise<string | null>;
 }
 
 /** Admits requests in one Redis round trip each, and gives back what an admission took for a request that will not run. */
@@ -74,6 +78,7 @@ export class Admission {
   readonly #idempotency: IdempotencyStore;
   readonly #ledger: BudgetLedger;
   readonly #onGiveBackFailed: GiveBackFailure;
+  readonly #answeredBy: AdmissionOptions['answeredBy'];
 
   constructor(options: AdmissionOptions) {
     this.#redis = options.redis;
@@ -82,6 +87,7 @@ export class Admission {
     this.#idempotency = options.idempotency;
     this.#ledger = options.ledger;
     this.#onGiveBackFailed = options.onGiveBackFailed;
+    this.#answeredBy = options.answeredBy;
   }
 
   /** Decides `request`'s admission; when Redis could not be reached, gives back whatever the call may have taken, then throws. */
@@ -116,7 +122,28 @@ export class Admission {
       : undefined;
     const cache = this.#cachePart(request);
     const { reply, outcome } = await this.#ledger.reserveWithin(reservation, (budget) => admit(this.#redis, { ...budget, cache, rate, claim }));
-    return { ...this.#decisionOf(request, reply, outcome, claim?.key ?? null), cacheBytes: reply.cache?.[1] ?? null };
+    const decided = { ...this.#decisionOf(request, reply, outcome, claim?.key ?? null), cacheBytes: reply.cache?.[1] ?? null };
+    return idempotency && decided.action === 'run' ? this.#unlessAnswered(decided, idempotency.key, reply.claim) : decided;
+  }
+
+  /**
+   * A key claimed while the tenant's Redis slot may have forgotten earlier claims (it came back empty within a key's
+   * lifetime) may have been answered before: the store's usage records say. Such a request does not run again, and
+   * what its admission took is given back.
+   */
+  async #unlessAnswered(decided: AdmissionDecision & { action: 'run' }, key: string, reply: AdmitReply['claim']): Promise<AdmissionDecision> {
+    const claimed = reply ? claimResult(reply) : null;
+    if (claimed?.status !== 'claimed' || !claimed.forgetful) return decided;
+    let earlier: string | null;
+    try {
+      earlier = await this.#answeredBy(decided.taken.tenantId, keyDigest(key), new Date(Date.now() - this.#idempotency.ttlMs));
+    } catch (error) {
+      await this.giveBack(decided.taken);
+      throw error;
+    }
+    if (earlier === null) return decided;
+    await this.giveBack(decided.taken);
+    return { action: 'answered', rate: decided.rate, requestId: earlier, cacheBytes: decided.cacheBytes };
   }
 
   #cachePart(request: AdmissionRequest) {

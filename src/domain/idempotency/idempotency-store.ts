@@ -7,7 +7,8 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** What a claim found: the key is now ours, or held by an earlier request (finished or running), or reused for another body. */
 export type ClaimResult =
-  { status: 'claimed' } | { status: 'completed'; requestId: string } | { status: 'in_flight'; requestId: string } | { status: 'mismatch' };
+  /** `forgetful`: the tenant's claims were kept for less than a key lives, so Redis may have lost an earlier one of this key. */
+  { status: 'claimed'; forgetful: boolean } | { status: 'completed'; requestId: string } | { status: 'in_flight'; requestId: string } | { status: 'mismatch' };
 
 /** Idempotency keys of the spec (Errors, Idempotency): scoped to the tenant, kept for the TTL from the claim. */
 export class IdempotencyStore {
@@ -24,6 +25,11 @@ export class IdempotencyStore {
     this.#now = options.now ?? Date.now;
   }
 
+  /** How long a key lives from its claim. */
+  get ttlMs(): number {
+    return this.#ttlMs;
+  }
+
   /** Claims `key` for `requestId`; `fingerprint`: a hash of the canonical request (the caller computes it). */
   async claim(tenantId: string, key: string, fingerprint: string, requestId: string): Promise<ClaimResult> {
     const reply = await admit(this.#redis, { nowMs: Math.floor(this.#now()), claim: this.part(tenantId, key, fingerprint, requestId) });
@@ -33,7 +39,7 @@ export class IdempotencyStore {
 
   /** The claim as the idempotency part of an admission script call (with the rate limits and the budget). */
   part(tenantId: string, key: string, fingerprint: string, requestId: string): ClaimPart {
-    return { key: this.keyFor(tenantId, key), fingerprint, requestId, ttlMs: this.#ttlMs };
+    return { key: this.keyFor(tenantId, key), since: this.#keys.idempotencySince(tenantId), fingerprint, requestId, ttlMs: this.#ttlMs };
   }
 
   /** The owner finished: later claims replay it. Only the owner (requestId) can complete. */
@@ -49,14 +55,25 @@ export class IdempotencyStore {
   /** The Redis key of a claim (the worker completes/releases it by name; it goes in the job data). */
   keyFor(tenantId: string, key: string): string {
     // The client's key may be any 255 characters: hashing keeps the Redis key short and free of ':' and '{'.
-    return this.#keys.idempotency(tenantId, createHash('sha256').update(key).digest('hex'));
+    return this.#keys.idempotency(tenantId, keyDigest(key));
   }
+}
+
+/** The digest of the client's key in a claim's Redis key (its last segment), as a usage record keeps it. */
+export function claimDigest(claimKey: string): string {
+  return claimKey.slice(claimKey.lastIndexOf(':') + 1);
+}
+
+/** The digest of a client's Idempotency-Key: what its claim and its usage record are named by. */
+export function keyDigest(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
 }
 
 /** What a claim part's reply means. */
 export function claimResult(reply: ClaimReply): ClaimResult {
   const [status, heldBy] = reply;
-  if (status === 'claimed' || status === 'mismatch') return { status };
+  if (status === 'claimed') return { status, forgetful: heldBy === 1 };
+  if (status === 'mismatch') return { status };
   if ((status === 'completed' || status === 'in_flight') && heldBy !== undefined) return { status, requestId: heldBy };
   throw new Error(`unexpected idempotency claim reply: ${status}`);
 }

@@ -51,6 +51,8 @@ export interface RedisKeys {
   rate(tenantId: string): string;
   /** Idempotency claim of one tenant, by the SHA-256 (hex) of the client's key (hash: fingerprint, requestId, state, expiresAt). */
   idempotency(tenantId: string, keyDigest: string): string;
+  /** Since when (ms) the tenant's slot has kept its idempotency claims: missing after Redis came back empty. */
+  idempotencySince(tenantId: string): string;
   /** One window of a budget policy (hash: spent, reserved, r:<requestId>). */
   budgetWindow(tenantId: string, policyId: string, windowStartMs: number): string;
   /** Expiry of each open reservation of that window (sorted set: requestId → ms). */
@@ -111,6 +113,7 @@ export function createRedisKeys(prefix: string, queueShards = 1): RedisKeys {
     workerHeartbeat: `${prefix}:workers:heartbeat`,
     rate: (tenantId: string) => `${prefix}:{${tenantId}}:rate`,
     idempotency: (tenantId: string, keyDigest: string) => `${prefix}:{${tenantId}}:idem:${keyDigest}`,
+    idempotencySince: (tenantId: string) => `${prefix}:{${tenantId}}:idem-since`,
     budgetWindow: (tenantId: string, policyId: string, windowStartMs: number) => `${prefix}:{${tenantId}}:budget:${policyId}:${windowStartMs}`,
     budgetExpiries: (tenantId: string, policyId: string, windowStartMs: number) => `${prefix}:{${tenantId}}:budget-exp:${policyId}:${windowStartMs}`,
     credit: (tenantId: string) => `${prefix}:{${tenantId}}:credit`,

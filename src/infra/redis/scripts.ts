@@ -217,6 +217,8 @@ export interface RatePart {
 /** The idempotency part of an admission: claim `key` for `requestId` unless an unexpired claim holds it. */
 export interface ClaimPart {
   key: string;
+  /** The tenant's claims-kept-since key (on the claim's slot): since when this Redis has kept its claims. */
+  since: string;
   fingerprint: string;
   requestId: string;
   ttlMs: number;
@@ -240,7 +242,7 @@ export interface ReservePart {
 export type RateReply = number[];
 
 /** Reply of the claim part. */
-export type ClaimReply = ['claimed'] | ['in_flight' | 'completed', string] | ['mismatch'];
+export type ClaimReply = ['claimed', 0 | 1] | ['in_flight' | 'completed', string] | ['mismatch'];
 
 /**
  * Reply of the budget part: ok|queue_full + outstanding, key_busy + the key's requests in flight, budget + window
@@ -300,7 +302,7 @@ export async function admit(redis: ScriptedRedis, input: AdmitInput): Promise<Ad
   }
   if (claim) {
     parts += 'c';
-    keys.push(claim.key);
+    keys.push(claim.key, claim.since);
     args.push(claim.fingerprint, claim.requestId, claim.ttlMs);
   }
   if (reserve) {

@@ -189,6 +189,11 @@ export interface UsageRecord {
   deployment: string | null;
   /** Answered from the gateway's response cache (docs/decisions/response-cache.md): no upstream call, no worker. */
   cacheHit: boolean;
+  /**
+   * The digest of the request's Idempotency-Key (sha256, hex), when it sent one: the store's memory of a key answered,
+   * which a Redis that came back empty cannot lose (docs/decisions/money.md). Absent: none.
+   */
+  idempotencyKey?: string | null;
   createdAt: Date;
 }
 
@@ -238,6 +243,11 @@ export interface UsageRepository {
    * requests `among` that total counts, read together (one statement): what a lost budget counter is rebuilt from.
    */
   spentMicros(tenantId: string, feature: string | null, since: Date, until: Date, among: readonly string[]): Promise<SpentMicros>;
+  /**
+   * The request that answered an Idempotency-Key (its digest) since `since`: a record of it that succeeded or was
+   * charged; null when there is none.
+   */
+  answeredBy(tenantId: string, keyDigest: string, since: Date): Promise<string | null>;
   /** When each of the tenant's keys made its newest record; a key without one is absent. */
   lastUsed(tenantId: string, keyIds: readonly string[]): Promise<Map<string, Date>>;
 }

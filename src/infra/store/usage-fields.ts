@@ -35,6 +35,7 @@ export interface UsageFields {
   custom_id: string | null;
   deployment: string | null;
   cache_hit: boolean;
+  idempotency_key: string | null;
   created_at: Date;
 }
 
@@ -72,6 +73,7 @@ export function toUsageFields(record: UsageRecord): UsageFields {
     custom_id: record.customId,
     deployment: record.deployment,
     cache_hit: record.cacheHit,
+    idempotency_key: record.idempotencyKey ?? null,
     created_at: record.createdAt,
   };
 }
@@ -116,6 +118,8 @@ export function fromUsageFields(fields: UsageFields): UsageRecord {
     deployment: fields.deployment ?? null,
     // And those written before the response cache.
     cacheHit: fields.cache_hit ?? false,
+    // Only a request that sent an Idempotency-Key has one.
+    ...(fields.idempotency_key ? { idempotencyKey: fields.idempotency_key } : {}),
     createdAt: fields.created_at,
   };
 }

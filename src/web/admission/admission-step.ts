@@ -3,7 +3,7 @@ import type { Principal } from '../../domain/access/roles.ts';
 import type { ReserveRequest } from '../../domain/budget/budget-ledger.ts';
 import type { Admission, AdmissionDecision, AdmissionRequest } from '../../domain/admission/admission.ts';
 import { rateLimitHeaders } from '../../domain/rate-limit/rate-limiter.ts';
-import { IdempotencyKeyReusedError } from '../../errors/gateway-error.ts';
+import { IdempotencyKeyAnsweredError, IdempotencyKeyReusedError } from '../../errors/gateway-error.ts';
 import { rateCheckOf, rateLimitError, type TenantLimits } from '../../domain/admission/rate-limits.ts';
 import { reservationError } from '../../domain/admission/reservation.ts';
 
@@ -27,7 +27,8 @@ export interface AdmissionInput {
 /**
  * Admits the request (src/domain/admission/admission.ts: one Redis round trip, the cache's look-up included) and answers its
  * refusals: the `x-ratelimit-*` headers whenever the limits were checked, 429 naming the limit,
- * 422 for a key reused with another body, 402 for a short budget or credit, 429 for a full queue.
+ * 422 for a key reused with another body, 409 for a key answered whose answer Redis lost, 402 for a short budget or
+ * credit, 429 for a full queue.
  */
 export async function admitRequest(admission: Pick<Admission, 'admit'>, input: AdmissionInput, reply: FastifyReply): Promise<Admitted> {
   const { principal, idempotencyKey } = input;
@@ -43,6 +44,8 @@ export async function admitRequest(admission: Pick<Admission, 'admit'>, input: A
       throw rateLimitError(input.limits, decision.rate, principal.keyId);
     case 'key_reused':
       throw new IdempotencyKeyReusedError();
+    case 'answered':
+      throw new IdempotencyKeyAnsweredError(decision.requestId);
     case 'refused':
       throw reservationError(decision.refusal, input.reservation.estimateMicros);
     default:

@@ -146,6 +146,24 @@ export function budgetCases(store: StoreContext): void {
     expect(await store.repo().usage.spentMicros(`t-${uid()}`, null, since, until, [])).toEqual({ micros: 0, counted: [] });
   });
 
+  it('finds the request that answered an Idempotency-Key since a time: succeeded or charged, of the tenant', async () => {
+    const [tenantId, other] = [`t-${uid()}`, `t-${uid()}`];
+    const keyed = (record: UsageRecord, key: string, changes: Partial<UsageRecord> = {}): UsageRecord => ({ ...record, idempotencyKey: key, ...changes });
+    const answered = keyed(spend(tenantId, 10, null, HOUR_START + 10), 'k-answered');
+    const free = keyed(spend(tenantId, 0, null, HOUR_START), 'k-failed', { status: 'failed' });
+    const charged = keyed(spend(tenantId, 5, null, HOUR_START), 'k-charged', { status: 'cancelled' });
+    const early = keyed(spend(tenantId, 10, null, HOUR_START - 1), 'k-early');
+    await store.repo().usage.insertMany([answered, free, charged, early, keyed(spend(other, 10, null, HOUR_START), 'k-other')]);
+    const since = new Date(HOUR_START);
+    const answeredBy = (tenant: string, key: string) => store.repo().usage.answeredBy(tenant, key, since);
+    expect(await answeredBy(tenantId, 'k-answered')).toBe(answered.requestId);
+    expect(await answeredBy(tenantId, 'k-charged')).toBe(charged.requestId);
+    expect(await answeredBy(tenantId, 'k-failed')).toBeNull();
+    expect(await answeredBy(tenantId, 'k-early')).toBeNull();
+    expect(await answeredBy(tenantId, 'k-other')).toBeNull();
+    expect(await answeredBy(tenantId, 'k-never')).toBeNull();
+  });
+
   it('says which of the requests asked about its sum counts: those of the window, the feature and the tenant', async () => {
     const [tenantId, other] = [`t-${uid()}`, `t-${uid()}`];
     const [since, until] = [new Date(HOUR_START), new Date(HOUR_START + 3_600_000)];

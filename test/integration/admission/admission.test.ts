@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { Admission, type AdmissionDecision, type AdmissionRequest, type GiveBackFailure } from '../../../src/domain/admission/admission.ts';
 import { BudgetLedger, type SpendSource } from '../../../src/domain/budget/budget-ledger.ts';
-import { IdempotencyStore } from '../../../src/domain/idempotency/idempotency-store.ts';
+import { IdempotencyStore, keyDigest } from '../../../src/domain/idempotency/idempotency-store.ts';
 import { RateLimiter, type RateLimits } from '../../../src/domain/rate-limit/rate-limiter.ts';
 import { createRedisKeys } from '../../../src/infra/redis/keys.ts';
 import { defineScripts, type ScriptedRedis } from '../../../src/infra/redis/scripts.ts';
@@ -35,6 +35,8 @@ const spend: SpendSource & { calls: number } = {
 const ledger = new BudgetLedger({ redis, keys, spend, reservationTtlMs: 60_000, now: () => clock });
 const idempotency = new IdempotencyStore({ redis, keys, ttlMs: 60_000 });
 const failures: Array<Parameters<GiveBackFailure>> = [];
+/** The store's answered keys, by digest: what a claim made after Redis forgot its claims is checked against. */
+const answered = new Map<string, string>();
 
 function admissionOn(on: ScriptedRedis): Admission {
   return new Admission({
@@ -44,6 +46,7 @@ function admissionOn(on: ScriptedRedis): Admission {
     idempotency,
     ledger,
     onGiveBackFailed: (...failure) => failures.push(failure),
+    answeredBy: async (_tenantId, digest) => answered.get(digest) ?? null,
   });
 }
 
@@ -101,6 +104,7 @@ const outstanding = () => redis.zcard(keys.outstanding(tenant));
 
 beforeEach(() => {
   tenant = `t${++tenants}`;
+  answered.clear();
   spend.calls = 0;
   failures.length = 0;
 });
@@ -199,6 +203,25 @@ describe('the response cache, read by the same call', () => {
     const cache = { digest: 'limited', maxAgeMs: 60_000, priceMicros: 0 };
     expect(await admission.admit(request({ keyLimits: oneAMinute, cache }))).toMatchObject({ action: 'cached' });
     expect(await admission.admit(request({ keyLimits: oneAMinute, cache }))).toMatchObject({ action: 'rate_limited', rate: { scope: 'key' } });
+  });
+});
+
+describe('a key claimed after Redis forgot the claims before it', () => {
+  it('does not run again when the store says the key was answered, and gives back what the admission took', async () => {
+    const policy = dayPolicy(1_000);
+    answered.set(keyDigest('forgotten'), 'req_earlier');
+    const decision = await admission.admit(request({ key: 'forgotten', estimateMicros: 300, policies: [policy] }));
+    expect(decision).toMatchObject({ action: 'answered', requestId: 'req_earlier' });
+    expect(await claimed('forgotten')).toBe(false);
+    expect(await outstanding()).toBe(0);
+    expect((await ledger.snapshot(tenant, [policy], false)).budgets[0]).toMatchObject({ spentMicros: 0, reservedMicros: 0 });
+  });
+
+  it('runs a key the store does not know, and asks the store no more once the slot has kept claims longer than a key lives', async () => {
+    ran(await admission.admit(request({ key: 'new' })));
+    answered.set(keyDigest('old enough'), 'req_earlier');
+    await redis.set(keys.idempotencySince(tenant), String(clock.getTime() - 60_001));
+    ran(await admission.admit(request({ key: 'old enough' })));
   });
 });
 

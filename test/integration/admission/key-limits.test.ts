@@ -38,6 +38,7 @@ function admissionAt(now: Date): { admission: Admission; ledger: BudgetLedger } 
     onGiveBackFailed: (error) => {
       throw error;
     },
+    answeredBy: async () => null,
   });
   return { admission, ledger };
 }

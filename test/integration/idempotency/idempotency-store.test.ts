@@ -39,7 +39,7 @@ function newKey(): string {
 describe('claims', () => {
   it('is claimed, then in flight, then completed for replay', async () => {
     const key = newKey();
-    expect(await store.claim('t1', key, BODY, 'req_1')).toEqual({ status: 'claimed' });
+    expect(await store.claim('t1', key, BODY, 'req_1')).toMatchObject({ status: 'claimed' });
     expect(await store.claim('t1', key, BODY, 'req_2')).toEqual({ status: 'in_flight', requestId: 'req_1' });
     expect(await store.complete('t1', key, 'req_1')).toBe(true);
     expect(await store.claim('t1', key, BODY, 'req_3')).toEqual({ status: 'completed', requestId: 'req_1' });
@@ -57,7 +57,7 @@ describe('claims', () => {
     const key = newKey();
     await store.claim('t1', key, BODY, 'req_1');
     expect(await store.release('t1', key, 'req_1')).toBe(true);
-    expect(await store.claim('t1', key, OTHER_BODY, 'req_2')).toEqual({ status: 'claimed' });
+    expect(await store.claim('t1', key, OTHER_BODY, 'req_2')).toMatchObject({ status: 'claimed' });
   });
 
   it('lets only the owner complete or release', async () => {
@@ -79,8 +79,8 @@ describe('claims', () => {
 
   it('does not mix up two tenants using the same key', async () => {
     const key = newKey();
-    expect(await store.claim('t1', key, BODY, 'req_1')).toEqual({ status: 'claimed' });
-    expect(await store.claim('t2', key, OTHER_BODY, 'req_2')).toEqual({ status: 'claimed' });
+    expect(await store.claim('t1', key, BODY, 'req_1')).toMatchObject({ status: 'claimed' });
+    expect(await store.claim('t2', key, OTHER_BODY, 'req_2')).toMatchObject({ status: 'claimed' });
     expect(store.keyFor('t1', key)).not.toBe(store.keyFor('t2', key));
   });
 
@@ -113,7 +113,7 @@ describe('expiry', () => {
     clock += TTL_MS - 1;
     expect(await store.claim('t1', key, OTHER_BODY, 'req_2')).toEqual({ status: 'mismatch' });
     clock += 1;
-    expect(await store.claim('t1', key, OTHER_BODY, 'req_2')).toEqual({ status: 'claimed' });
+    expect(await store.claim('t1', key, OTHER_BODY, 'req_2')).toMatchObject({ status: 'claimed' });
     expect(await store.complete('t1', key, 'req_1')).toBe(false);
   });
 });
@@ -128,7 +128,7 @@ describe('worker helpers', () => {
     expect(await releaseClaim(redis, store.keyFor('t1', second), 'req_x')).toBe(false);
     expect(await releaseClaim(redis, store.keyFor('t1', second), 'req_2')).toBe(true);
     expect(await store.claim('t1', first, BODY, 'req_3')).toEqual({ status: 'completed', requestId: 'req_1' });
-    expect(await store.claim('t1', second, BODY, 'req_3')).toEqual({ status: 'claimed' });
+    expect(await store.claim('t1', second, BODY, 'req_3')).toMatchObject({ status: 'claimed' });
   });
 });
 

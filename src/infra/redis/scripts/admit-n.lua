@@ -25,7 +25,8 @@
     r  the tenant's rate hash: field 't' (the tenant) and 'k:<key id>' (one API key), each
        "<requests level> <tokens level> <at ms>"; both buckets of a scope are charged
        together, so they share one time
-    c  the idempotency claim (hash: fingerprint, requestId, state, expiresAt)
+    c  the idempotency claim (hash: fingerprint, requestId, state, expiresAt), then the
+       tenant's claims-kept-since (string: ms)
     b  the tenant's outstanding reservations (sorted set: request id → expiry ms), then the
        API key's requests in flight (the same) when it has a concurrency limit, then pairs:
        counter hash (spent | balance, reserved, r:<request id>), its expiry set; the windows
@@ -50,7 +51,8 @@
     rate    {admitted (1|0), then per bucket: remaining units, ms until full again, ms to
             wait until it would admit (0: now; -1: never, the cost exceeds a window)}, the
             buckets as this call left them
-    claim   {'claimed'} | {'in_flight', request id} | {'completed', request id} | {'mismatch'}
+    claim   {'claimed', 1 when the tenant's claims were kept for less than one lives, else 0} | {'in_flight', request id}
+            | {'completed', request id} | {'mismatch'}
     budget  {'ok', outstanding including this one} | {'queue_full', outstanding}
             | {'key_busy', the key's requests in flight}
             | {'budget', index of each exhausted window…} | {'credit', balance − reserved}
@@ -81,7 +83,7 @@ if string.find(parts, 'r', 1, true) then
   for i = 1, 4 do rate.costs[i] = tonumber(nextArg()) end
 end
 if string.find(parts, 'c', 1, true) then
-  claim = { key = nextKey(), fingerprint = nextArg(), id = nextArg(), ttl = tonumber(nextArg()) }
+  claim = { key = nextKey(), since = nextKey(), fingerprint = nextArg(), id = nextArg(), ttl = tonumber(nextArg()) }
 end
 if string.find(parts, 'b', 1, true) then
   budget = { outstanding = nextKey(), id = nextArg(), estimate = nextArg(), expiresAt = nextArg(),
@@ -237,7 +239,10 @@ if claim then
     if held[1] ~= claim.fingerprint then return { rateReply, { 'mismatch' }, 0, cacheReply } end
     return { rateReply, { held[3], held[2] }, 0, cacheReply }
   end
-  claimReply = { 'claimed' }
+  -- Whether this slot has kept the tenant's claims for less than a claim lives: a Redis that came back
+  -- empty has forgotten the keys claimed before, and the caller then asks the store about this one.
+  local since = tonumber(redis.call('GET', claim.since) or now)
+  claimReply = { 'claimed', now - since < claim.ttl and 1 or 0 }
 end
 
 -- Members past their expiry are requests that never ended (a lost job): they free their slot.
@@ -286,5 +291,6 @@ if claim then
   redis.call('HSET', claim.key, 'fingerprint', claim.fingerprint, 'requestId', claim.id, 'state', 'in_flight',
     'expiresAt', string.format('%.0f', now + claim.ttl))
   redis.call('PEXPIRE', claim.key, claim.ttl)
+  redis.call('SET', claim.since, string.format('%.0f', now), 'NX')
 end
 return { rateReply, claimReply, budgetReply, cacheReply }

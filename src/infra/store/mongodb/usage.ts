@@ -53,6 +53,7 @@ const usageSchema = new Schema<UsageDocument>(
     custom_id: { type: String, default: null },
     deployment: { type: String, default: null },
     cache_hit: { type: Boolean, default: false },
+    idempotency_key: { type: String, default: null },
     created_at: { type: Date, required: true },
   },
   { collection: 'usage_records', versionKey: false },
@@ -62,6 +63,7 @@ usageSchema.index({ tenant_id: 1, created_at: -1, _id: -1 });
 usageSchema.index({ tenant_id: 1, model: 1, created_at: -1, _id: -1 });
 usageSchema.index({ tenant_id: 1, key_id: 1, created_at: -1, _id: -1 });
 usageSchema.index({ tenant_id: 1, feature: 1, created_at: -1, _id: -1 });
+usageSchema.index({ tenant_id: 1, idempotency_key: 1, created_at: 1 }, { partialFilterExpression: { idempotency_key: { $type: 'string' } } });
 
 const GROUP_KEYS = {
   day: { $dateToString: { format: '%Y-%m-%d', date: '$created_at', timezone: 'UTC' } },
@@ -163,6 +165,16 @@ export function createUsageRepository(Usage: Model<UsageDocument>): UsageReposit
         },
       ]).exec();
       return { micros: result?.total[0]?.spent ?? 0, counted: (result?.counted ?? []).map((record) => record._id) };
+    },
+    async answeredBy(tenantId, keyDigest, since) {
+      const answered = await Usage.findOne(
+        { tenant_id: tenantId, idempotency_key: keyDigest, created_at: { $gte: since }, $or: [{ status: 'succeeded' }, { cost_micros: { $gt: 0 } }] },
+        { _id: 1 },
+      )
+        .sort({ created_at: 1 })
+        .lean<{ _id: string }>()
+        .exec();
+      return answered?._id ?? null;
     },
     async lastUsed(tenantId, keyIds) {
       // One index probe per key ({tenant_id, key_id, created_at}), however many records it made.

@@ -408,6 +408,14 @@ export const MIGRATIONS: readonly Migration[] = [
     name: "a plan's price of a response cache hit",
     sql: `ALTER TABLE tenant_plans ADD COLUMN cache_hit_price_micros bigint CHECK (cache_hit_price_micros >= 0);`,
   },
+  {
+    version: 19,
+    name: "a usage record's Idempotency-Key digest",
+    sql: `
+      ALTER TABLE usage_records ADD COLUMN idempotency_key text;
+      CREATE INDEX usage_records_tenant_idempotency_idx ON usage_records (tenant_id, idempotency_key, created_at)
+        WHERE idempotency_key IS NOT NULL;`,
+  },
 ];
 
 // Any constant works; it only has to be the same in every process that migrates.

@@ -19,7 +19,7 @@ interface GroupRow {
 const COLUMNS =
   'request_id, tenant_id, key_id, feature, operation, requested_model, model, provider, upstream_model, prompt_name, prompt_version, ' +
   'prompt_tokens, completion_tokens, total_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, usage_source, cost_micros, status, error_code, queue_wait_ms, ttft_ms, ' +
-  'latency_ms, stream, pii_flags, response_id, batch_id, custom_id, deployment, cache_hit, created_at';
+  'latency_ms, stream, pii_flags, response_id, batch_id, custom_id, deployment, cache_hit, idempotency_key, created_at';
 
 // One JSON array parameter for the whole batch: a single round trip whatever its size, and
 // jsonb_populate_recordset casts each field to its column's type (text[] and timestamptz included).
@@ -106,6 +106,12 @@ function spentQuery(tenantId: string, feature: string | null, since: Date, until
   return { text: `${base} AND feature = $5`, values: [tenantId, since, until, among, feature] };
 }
 
+// usage_records_tenant_idempotency_idx: the few records of one key.
+const ANSWERED_BY = `
+  SELECT request_id FROM usage_records
+  WHERE tenant_id = $1 AND idempotency_key = $2 AND created_at >= $3 AND (status = 'succeeded' OR cost_micros > 0)
+  ORDER BY created_at LIMIT 1`;
+
 // One index probe per key (usage_records_tenant_key_created_idx), however many records it made.
 const LAST_USED = `
   SELECT k.key_id, (SELECT u.created_at FROM usage_records u WHERE u.tenant_id = $1 AND u.key_id = k.key_id
@@ -132,6 +138,10 @@ export function createUsageRepository(pool: Pool): UsageRepository {
       // sum(bigint) is numeric, which arrives as a string.
       const result = await pool.query<{ spent: string; counted: string[] }>(spentQuery(tenantId, feature, since, until, among));
       return { micros: Number(result.rows[0]?.spent ?? 0), counted: result.rows[0]?.counted ?? [] };
+    },
+    async answeredBy(tenantId, keyDigest, since) {
+      const result = await pool.query<{ request_id: string }>(ANSWERED_BY, [tenantId, keyDigest, since]);
+      return result.rows[0]?.request_id ?? null;
     },
     async lastUsed(tenantId, keyIds) {
       const result = await pool.query<{ key_id: string; last_used: Date | null }>(LAST_USED, [tenantId, keyIds]);

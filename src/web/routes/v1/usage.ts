@@ -103,7 +103,7 @@ export const usageDocs: RouteDocs = {
 
 /** A stored record as UsageRecordSchema says. */
 export function usageRecordJson(record: UsageRecord): Static<typeof UsageRecordSchema> {
-  const { tenant_id: _tenant, created_at, ...fields } = toUsageFields(record);
+  const { tenant_id: _tenant, idempotency_key: _key, created_at, ...fields } = toUsageFields(record);
   // The stores take the operations' kinds only (PostgreSQL's CHECK, the mongoose enum).
   return { object: 'usage.record', ...fields, operation: fields.operation as UsageKind, created_at: created_at.toISOString() };
 }
