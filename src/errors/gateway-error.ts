@@ -241,6 +241,19 @@ export class IdempotencyKeyAnsweredError extends GatewayError {
   }
 }
 
+/** 409 `stream_not_held`: a stream resumed with Last-Event-ID whose key no request holds any more; it is not run anew. */
+export class StreamNotHeldError extends GatewayError {
+  constructor() {
+    super(
+      409,
+      'invalid_request_error',
+      'stream_not_held',
+      'The stream this Last-Event-ID resumes is no longer held, and it is not run anew; send the request again without Last-Event-ID.',
+      { param: 'Last-Event-ID' },
+    );
+  }
+}
+
 /** 402 `insufficient_credits`: a budget window or the credit account cannot cover the request (one code for both, per the spec). */
 export class InsufficientCreditsError extends GatewayError {
   constructor(message: string) {

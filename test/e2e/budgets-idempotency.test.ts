@@ -232,6 +232,24 @@ describe('idempotency', () => {
   });
 });
 
+describe('resuming a stream no request holds', () => {
+  it('answers 409 stream_not_held and runs nothing, charges nothing, and leaves the key free', async () => {
+    const secret = (await gateway.issueKey('resumed-unknown', 'app')).secret;
+    const calls = upstream.requests.length;
+    const key = randomUUID();
+    const body = JSON.stringify({ model: 'fake-gpt', stream: true, messages: [{ role: 'user', content: 'never started here' }] });
+    const headers = { authorization: `Bearer ${secret}`, 'content-type': 'application/json', 'idempotency-key': key };
+    const resumed = await fetch(`${web(0)}/v1/chat/completions`, { method: 'POST', headers: { ...headers, 'last-event-id': '3' }, body });
+    expect(resumed.status).toBe(409);
+    expect(((await resumed.json()) as { error: unknown }).error).toMatchObject({ code: 'stream_not_held', param: 'Last-Event-ID' });
+    expect(upstream.requests.length).toBe(calls);
+    const fresh = await fetch(`${web(1)}/v1/chat/completions`, { method: 'POST', headers, body });
+    expect(fresh.status).toBe(200);
+    expect(fresh.headers.get('idempotent-replayed')).toBeNull();
+    await fresh.text();
+  });
+});
+
 describe('resuming after the last event', () => {
   it.each([
     ['its [DONE]', { kind: 'ok' as const, text: 'all of it', chunks: 3 }],

@@ -22,7 +22,7 @@ import type { Dispatch } from '../../infra/events/event-queue.ts';
 import { auditPii } from './pii-step.ts';
 import { applyPiiPolicy } from '../../domain/pii/apply-policy.ts';
 import type { AuditSink } from '../../domain/audit/audit-event.ts';
-import { InternalError, PiiDetectedError } from '../../errors/gateway-error.ts';
+import { InternalError, PiiDetectedError, StreamNotHeldError } from '../../errors/gateway-error.ts';
 import { carrierOf } from '../../infra/tracing/trace-carrier.ts';
 import {
   ATTR_GATEWAY_ADMISSION,
@@ -239,6 +239,12 @@ export async function handleRequest(ports: RequestPorts, operation: Operation, r
     );
   }
   const { taken } = admission;
+  if (idempotencyKey !== null && lastEventId > 0) {
+    // A resumption whose key no request holds any more (its Redis came back empty): running it anew would splice
+    // another answer's events after the client's.
+    await ports.admission.giveBack(taken);
+    throw new StreamNotHeldError();
+  }
   const job = buildJob(request.id, principal, { operation: operation.name, ...payload }, plan, {
     feature,
     piiFlags: pii.categories,
