@@ -87,6 +87,12 @@ export default defineConfig({
         // one gateway per file, one file at a time, after the other lanes.
         test: { name: 'browser', include: ['test/browser/**/*.test.ts'], fileParallelism: false, sequence: { groupOrder: 4 } },
       },
+      {
+        extends: true,
+        // A seeded fault campaign (test/chaos/, docs/chaos.md): its own Redis, database and processes for about two
+        // minutes, whose money invariants must hold; last, alone.
+        test: { name: 'chaos', include: ['test/chaos/**/*.test.ts'], fileParallelism: false, sequence: { groupOrder: 5 } },
+      },
     ],
   },
 });
