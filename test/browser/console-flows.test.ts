@@ -9,7 +9,7 @@ import type { Page } from 'playwright-core';
 import { meterReading, nav, openConsolePage, PAGES, signIn, startConsoleStack, TENANT, type ConsolePage, type ConsoleStack } from '../helpers/browser.ts';
 import { call, eventually } from '../helpers/http.ts';
 import { startJwksServer, type JwksServer } from '../helpers/jwks-server.ts';
-import { WEBHOOK_EVENT_TYPES } from '../../src/domain/webhooks/webhook-event.ts';
+import { WEBHOOK_EVENT_TYPES } from '../../src/domain/webhooks/event-types.ts';
 
 let idp: JwksServer;
 let stack: ConsoleStack;
@@ -177,7 +177,7 @@ describe('webhooks', () => {
     await signIn(page, stack.origin, stack.keys.admin);
     await openConsolePage(page, stack.origin, consolePage('Async work'));
     const create = page.getByRole('region', { name: 'New webhook endpoint' });
-    // The console keeps its own copy of the server's event types: they must be the same.
+    // The form offers every event type there is, in the server's order.
     const choices = await create.getByRole('group', { name: 'Events' }).locator('label').allTextContents();
     expect(choices.map((name) => name.trim())).toEqual([...WEBHOOK_EVENT_TYPES]);
     const first = 'http://127.0.0.1:9/console-hook';

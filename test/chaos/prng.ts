@@ -3,18 +3,7 @@
  * the campaign's seed and a label, so that the fault schedule and the traffic plan each replay exactly
  * for a seed whatever the other draws. Math.random is never used for anything scheduled.
  */
-
-/** mulberry32: a generator of floats in [0, 1) from a 32-bit state. */
-export function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+import { mulberry32 } from '../../src/providers/simulator/prng.ts';
 
 /** A 32-bit seed for one stream of draws: the campaign's seed mixed with a label (FNV-1a). */
 export function deriveSeed(seed: number, label: string): number {

@@ -14,20 +14,7 @@ export interface Webhook {
 /** An endpoint with its secret: what registering it and rotating its secret answer. */
 export type WebhookWithSecret = Webhook & { secret: string };
 
-/**
- * The server's WEBHOOK_EVENT_TYPES (src/domain/webhooks/webhook-event.ts), which the console cannot import: that module
- * is the server's. test/browser/console-flows.test.ts holds the form's choices to it.
- */
-export const WEBHOOK_EVENT_TYPES = [
-  'response.completed',
-  'response.failed',
-  'response.cancelled',
-  'response.incomplete',
-  'batch.completed',
-  'batch.failed',
-  'batch.expired',
-  'batch.cancelled',
-];
+export { WEBHOOK_EVENT_TYPES } from '../../../src/domain/webhooks/event-types.ts';
 
 /** The endpoint's route. */
 export const webhookPath = (webhook: Webhook) => `/internal/v1/webhooks/${encodeURIComponent(webhook.id)}`;

@@ -1,21 +1,9 @@
 /** The events a webhook endpoint can subscribe to, shaped as OpenAI shapes its webhook events. */
 import { createHash } from 'node:crypto';
 import { ulid } from 'ulid';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './event-types.ts';
 
-/** Every event type, the one list: a new kind of event (`batch.completed`…) is one line here. */
-export const WEBHOOK_EVENT_TYPES = [
-  'response.completed',
-  'response.failed',
-  'response.cancelled',
-  'response.incomplete',
-  'batch.completed',
-  'batch.failed',
-  'batch.expired',
-  'batch.cancelled',
-] as const;
-
-/** One event type. */
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+export { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './event-types.ts';
 
 /** An event as delivered: OpenAI's `{id, object: 'event', type, created_at, data: {id}}`. */
 export interface WebhookEvent {
