@@ -220,8 +220,9 @@ describe('POST /v1/embeddings', () => {
   it('is refused 402 once the tenant’s budget is spent, and charged its cost', async () => {
     const tenantAdmin = (await gateway.issueKey('thrifty', 'admin')).secret;
     const app = new OpenAI({ baseURL: gateway.baseURL, apiKey: (await gateway.issueKey('thrifty', 'app')).secret, maxRetries: 0 });
-    // Each call reserves 5 micro-units (19 bytes / 4, at 1 per token) and is charged 4 (the fake's 4 words).
-    expect((await call(gateway.origin, tenantAdmin, 'POST', '/internal/v1/budgets', { window: 'day', limit_micros: 10 })).status).toBe(201);
+    // Each call reserves 19 micro-units (its 19 bytes bound its tokens, at 1 per token) and is charged 4 (the fake's 4
+    // words): the second fits in 25 (4 spent + 19), the third does not (8 + 19).
+    expect((await call(gateway.origin, tenantAdmin, 'POST', '/internal/v1/budgets', { window: 'day', limit_micros: 25 })).status).toBe(201);
     const results: number[] = [];
     for (let i = 0; i < 3; i++)
       results.push(
